@@ -1,0 +1,247 @@
+/*
+ * tidal — decides where GPU memory lives and when it moves.
+ *
+ * The stable C ABI, version 1. Rules this header keeps (see ARCHITECTURE.md):
+ *  - every function returns a tidal_status, except the few that only name things
+ *    (tidal_status_name, tidal_status_string, tidal_last_error, tidal_version_*);
+ *  - status numbers and enum values are explicit and only ever appended;
+ *  - structs that may grow start with `struct_size`: set it to sizeof(the struct) (the
+ *    *_INIT macros do); the library reads and writes only the fields that size covers;
+ *  - handles are opaque; all functions are thread-safe on one context;
+ *  - no C++ exception ever crosses this boundary.
+ */
+#ifndef TIDAL_TIDAL_H
+#define TIDAL_TIDAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  define TIDAL_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define TIDAL_API __attribute__((visibility("default")))
+#else
+#  define TIDAL_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* =====================================================================================
+ * Version
+ * =================================================================================== */
+#define TIDAL_VERSION_MAJOR 0
+#define TIDAL_VERSION_MINOR 1
+#define TIDAL_VERSION_PATCH 0
+#define TIDAL_VERSION_NUMBER (TIDAL_VERSION_MAJOR * 10000 + TIDAL_VERSION_MINOR * 100 + TIDAL_VERSION_PATCH)
+#define TIDAL_VERSION_STRING "0.1.0"
+/* The C ABI generation. A change that breaks a caller compiled against an older header
+ * gets a new function name instead (sqlite3_close_v2 style); this number only grows. */
+#define TIDAL_ABI_VERSION 1
+
+/*! tidal_version_number() : the library's TIDAL_VERSION_NUMBER, which may be newer than the
+ *  header the caller compiled against. */
+TIDAL_API unsigned tidal_version_number(void);
+/*! tidal_version_string() : e.g. "0.1.0". */
+TIDAL_API const char *tidal_version_string(void);
+
+/* =====================================================================================
+ * Status
+ * =================================================================================== */
+typedef enum tidal_status {
+    TIDAL_OK = 0,
+    TIDAL_ERROR_INVALID_ARGUMENT = 1, /* NULL where a value is needed, bad size, bad flag */
+    TIDAL_ERROR_OUT_OF_MEMORY = 2,    /* the runtime or a device could not supply the bytes */
+    TIDAL_ERROR_NOT_SUPPORTED = 3,    /* the runtime or device lacks the asked capability */
+    TIDAL_ERROR_NO_DEVICE = 4,        /* no usable GPU for the asked runtime */
+    TIDAL_ERROR_UNKNOWN_POINTER = 5,  /* a pointer tidal did not return, or already freed */
+    TIDAL_ERROR_CONFIG = 6,           /* configuration file or string is invalid */
+    TIDAL_ERROR_PLUGIN = 7,           /* a policy plugin failed to load or decided badly */
+    TIDAL_ERROR_RUNTIME = 8,          /* the device runtime failed in another way */
+    TIDAL_ERROR_BUDGET_EXCEEDED = 9,  /* a device budget could not be honoured */
+    TIDAL_ERROR_ILLEGAL_ACCESS = 10,  /* the device touched memory it must not */
+    TIDAL_ERROR_INTERNAL = 11,        /* a bug in tidal: please report it */
+    TIDAL_ERROR_NOT_FOUND = 12,       /* a looked-up key, device or name does not exist */
+    TIDAL_ERROR_BUFFER_TOO_SMALL = 13 /* an output buffer is shorter than the result */
+} tidal_status;
+
+/*! tidal_status_name() : the enumerator's name, e.g. "TIDAL_ERROR_OUT_OF_MEMORY";
+ *  "TIDAL_STATUS_UNKNOWN" for a number this library does not know. Never NULL. */
+TIDAL_API const char *tidal_status_name(tidal_status status);
+/*! tidal_status_string() : a short English description. Never NULL. */
+TIDAL_API const char *tidal_status_string(tidal_status status);
+/*! tidal_last_error() : the detailed message of the last call on this thread that did not
+ *  return TIDAL_OK: what failed, the native error's name and number when there was one,
+ *  and a hint of what to do. "" when no call on this thread has failed. The string stays
+ *  valid until the next tidal call on the same thread. Never NULL. */
+TIDAL_API const char *tidal_last_error(void);
+
+/* =====================================================================================
+ * Context
+ * =================================================================================== */
+typedef struct tidal_context tidal_context;
+
+/*! tidal_context_create() : a context from the file named by the TIDAL_CONFIG environment
+ *  variable, or from built-in defaults when it is unset or empty.
+ *  @return TIDAL_OK and *out set; TIDAL_ERROR_CONFIG, _PLUGIN, _NO_DEVICE, _RUNTIME. */
+TIDAL_API tidal_status tidal_context_create(tidal_context **out);
+/*! tidal_context_create_from_file() : a context from a TOML file. Relative paths inside it
+ *  (policy_path, runtime_path, sim.profile) are taken relative to the file's folder. */
+TIDAL_API tidal_status tidal_context_create_from_file(const char *path, tidal_context **out);
+/*! tidal_context_create_from_string() : a context from TOML text. Relative paths inside it
+ *  are taken relative to the current directory. */
+TIDAL_API tidal_status tidal_context_create_from_string(const char *toml, tidal_context **out);
+/*! tidal_context_destroy() : frees every allocation still live (each is reported as a leak
+ *  on the log at warning level), unloads the policies and the runtime. NULL is accepted
+ *  and does nothing. No other thread may use the context during or after this call. */
+TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx);
+
+/* =====================================================================================
+ * Allocation
+ * =================================================================================== */
+typedef enum tidal_kind {
+    TIDAL_KIND_AUTO = 0,           /* let the policy chain decide */
+    TIDAL_KIND_DEVICE = 1,         /* device memory (hipMalloc / cudaMalloc) */
+    TIDAL_KIND_MANAGED = 2,        /* managed memory (hipMallocManaged / cudaMallocManaged) */
+    TIDAL_KIND_PINNED = 3,         /* page-locked host memory (hipHostMalloc / cudaHostAlloc) */
+    TIDAL_KIND_PAGEABLE = 4,       /* ordinary host memory (malloc) */
+    TIDAL_KIND_DEVICE_FINE = 5,    /* AMD fine-grained device memory */
+    TIDAL_KIND_MANAGED_COARSE = 6  /* AMD managed memory with coarse-grain advice */
+} tidal_kind;
+#define TIDAL_KIND_COUNT 7
+
+/*! tidal_kind_name() : "auto", "device", "managed", "pinned", "pageable", "device-fine",
+ *  "managed-coarse"; "unknown" otherwise. Never NULL. */
+TIDAL_API const char *tidal_kind_name(tidal_kind kind);
+
+/* Usage hints: what the caller knows about how a buffer will be used. Policies match on them. */
+#define TIDAL_HINT_READ_MOSTLY 0x01u /* written once, read many times */
+#define TIDAL_HINT_HOST_READ 0x02u   /* the host reads it often */
+#define TIDAL_HINT_HOST_WRITE 0x04u  /* the host writes it often */
+#define TIDAL_HINT_DEVICE_ONLY 0x08u /* the host never touches it */
+#define TIDAL_HINT_STREAMING 0x10u   /* read or written once, in order */
+#define TIDAL_HINT_TEMPORARY 0x20u   /* short-lived; contents die with the phase */
+#define TIDAL_HINT_ALL 0x3Fu
+
+/* Advice a placement attaches to managed memory (applied by the runtime where it exists). */
+#define TIDAL_ADVICE_READ_MOSTLY 0x01u        /* duplicate read-only pages on readers */
+#define TIDAL_ADVICE_PREFERRED_DEVICE 0x02u   /* preferred location = the placement's device */
+#define TIDAL_ADVICE_PREFERRED_HOST 0x04u     /* preferred location = host */
+#define TIDAL_ADVICE_ACCESSED_BY_DEVICE 0x08u /* map on the device to avoid faults */
+#define TIDAL_ADVICE_COARSE_GRAIN 0x10u       /* AMD: coarse-grained coherence */
+#define TIDAL_ADVICE_ALL 0x1Fu
+
+/* Device selectors. */
+#define TIDAL_DEVICE_DEFAULT (-1) /* let the policy chain choose (the core default is 0) */
+#define TIDAL_DEVICE_HOST (-2)    /* for host kinds: no device affinity */
+
+#define TIDAL_TAG_MAX 64 /* bytes in a tag, the terminating NUL included */
+
+/*! Describes one allocation. Start from TIDAL_ALLOC_DESC_INIT. */
+typedef struct tidal_alloc_desc {
+    size_t struct_size; /* sizeof(tidal_alloc_desc) */
+    tidal_kind kind;    /* TIDAL_KIND_AUTO lets the policies decide */
+    int32_t device;     /* device index, or TIDAL_DEVICE_DEFAULT */
+    size_t alignment;   /* 0 = the kind's natural alignment; otherwise a power of two <= 1 GiB */
+    const char *tag;    /* NULL or a name of at most TIDAL_TAG_MAX-1 bytes; copied */
+    uint32_t hints;     /* TIDAL_HINT_* bits */
+} tidal_alloc_desc;
+#define TIDAL_ALLOC_DESC_INIT \
+    { sizeof(tidal_alloc_desc), TIDAL_KIND_AUTO, TIDAL_DEVICE_DEFAULT, 0, NULL, 0u }
+
+/*! tidal_alloc() : allocates `size` bytes where the policy chain places them.
+ *  @desc NULL means TIDAL_ALLOC_DESC_INIT.
+ *  @return TIDAL_OK and *out set; INVALID_ARGUMENT (NULL ctx/out, size 0, bad alignment,
+ *  hints or tag, struct_size too small), OUT_OF_MEMORY (including sizes that can never fit),
+ *  NOT_SUPPORTED (kind the device lacks), NOT_FOUND (no such device), PLUGIN (a policy
+ *  decided badly). On error *out is set to NULL and nothing is allocated. */
+TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
+                                   void **out);
+/*! tidal_free() : frees memory returned by tidal_alloc. NULL is accepted and does nothing.
+ *  @return INVALID_ARGUMENT for an interior pointer (the message names the base),
+ *  UNKNOWN_POINTER for a pointer tidal never returned or already freed; nothing is freed
+ *  then. */
+TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr);
+
+/*! What tidal knows about one allocation. */
+typedef struct tidal_pointer_info {
+    size_t struct_size;     /* sizeof(tidal_pointer_info), set by the caller */
+    void *base;             /* the pointer tidal_alloc returned */
+    size_t size;            /* the size asked for */
+    tidal_kind kind;        /* where it was placed (never AUTO) */
+    int32_t device;         /* the device, or TIDAL_DEVICE_HOST for host kinds without one */
+    uint32_t hints;         /* as given */
+    uint32_t advice;        /* TIDAL_ADVICE_* applied */
+    size_t alignment;       /* alignment guaranteed for base */
+    char tag[TIDAL_TAG_MAX];      /* "" when untagged */
+    char placed_by[32];           /* the policy that decided, or "core" for the defaults */
+} tidal_pointer_info;
+#define TIDAL_POINTER_INFO_INIT { sizeof(tidal_pointer_info), NULL, 0, TIDAL_KIND_AUTO, 0, 0u, 0u, 0, {0}, {0} }
+
+/*! tidal_pointer_query() : looks up the allocation containing `ptr` (interior pointers
+ *  included). @return UNKNOWN_POINTER when no live allocation contains it. */
+TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr,
+                                           tidal_pointer_info *info);
+
+/* =====================================================================================
+ * System description
+ * =================================================================================== */
+typedef enum tidal_xnack {
+    TIDAL_XNACK_NOT_APPLICABLE = 0, /* not an AMD device (see pageable_access/migrates) */
+    TIDAL_XNACK_ON = 1,
+    TIDAL_XNACK_OFF = 2,
+    TIDAL_XNACK_UNKNOWN = 3
+} tidal_xnack;
+
+#define TIDAL_DEVICE_FLAG_SIMULATED 0x01u          /* the simulated device, not a GPU */
+#define TIDAL_DEVICE_FLAG_MANAGED 0x02u            /* managed allocations work */
+#define TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED 0x04u /* the runtime's attribute (not proof of migration on AMD) */
+#define TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS 0x08u    /* the device can touch malloc memory */
+#define TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT 0x10u  /* managed pages migrate on a device fault */
+#define TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS 0x20u
+#define TIDAL_DEVICE_FLAG_FINE_GRAINED 0x40u       /* fine/coarse-grained kinds exist (AMD) */
+
+typedef struct tidal_system_info {
+    size_t struct_size;   /* sizeof(tidal_system_info) */
+    char runtime[16];     /* "sim", "hip" or "cuda" */
+    char runtime_detail[128]; /* e.g. "CUDA runtime 13000, driver 13000" or "simulated: profile h200" */
+    int32_t device_count;
+} tidal_system_info;
+#define TIDAL_SYSTEM_INFO_INIT { sizeof(tidal_system_info), {0}, {0}, 0 }
+
+typedef struct tidal_device_info {
+    size_t struct_size;   /* sizeof(tidal_device_info) */
+    int32_t index;
+    char name[128];       /* marketing name, e.g. "NVIDIA H200" */
+    char arch[64];        /* e.g. "gfx90a:sramecc+:xnack+" or "sm_90" */
+    uint64_t total_memory;
+    uint64_t free_memory;
+    uint64_t page_size;   /* migration granularity of managed memory */
+    uint64_t l2_size;     /* 0 when unknown */
+    uint32_t flags;       /* TIDAL_DEVICE_FLAG_* */
+    tidal_xnack xnack;
+    int32_t numa_node;    /* -1 when unknown */
+} tidal_device_info;
+#define TIDAL_DEVICE_INFO_INIT { sizeof(tidal_device_info), 0, {0}, {0}, 0, 0, 0, 0, 0u, TIDAL_XNACK_NOT_APPLICABLE, -1 }
+
+/*! tidal_system_info_get() : the runtime in use and how many devices it has. */
+TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_info *info);
+/*! tidal_device_info_get() : one device's capabilities. @return NOT_FOUND for a bad index. */
+TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
+                                             tidal_device_info *info);
+
+/* =====================================================================================
+ * Configuration introspection
+ * =================================================================================== */
+/*! tidal_config_describe() : the resolved settings and the policy chain as TOML text, as
+ *  the context uses them (defaults filled in, environment overrides applied). Writes at
+ *  most `capacity` bytes including the NUL; *needed (may be NULL) gets the full length + 1.
+ *  @return BUFFER_TOO_SMALL when capacity < *needed (buf then holds a truncated text). */
+TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity,
+                                             size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIDAL_TIDAL_H */

@@ -1,0 +1,274 @@
+// The C boundary: argument checks, C++ exceptions turned into statuses, the thread's last
+// error message. Nothing thrown below may escape a function in this file.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "config/config_loader.h"
+#include "context.h"
+#include "status/error.h"
+#include "status/last_error.h"
+#include "tidal/tidal.h"
+
+struct tidal_context {
+    tidal::Context impl;
+    explicit tidal_context(tidal::Settings s) : impl(std::move(s)) {}
+};
+
+namespace {
+
+tidal_status fail(tidal_status status, const std::string &message) noexcept
+{
+    tidal::LastError::set(message);
+    return status;
+}
+
+// Runs `body`, turning whatever it throws into a status and the thread's message.
+template <typename Body> tidal_status guarded(const char *function, Body &&body) noexcept
+{
+    try {
+        body();
+        return TIDAL_OK;
+    } catch (const tidal::Error &e) {
+        return fail(e.status(), fmt::format("{}: {}", function, e.what()));
+    } catch (const std::bad_alloc &) {
+        return fail(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{}: host memory exhausted inside tidal", function));
+    } catch (const std::exception &e) {
+        return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: internal error: {}; please report it", function, e.what()));
+    } catch (...) {
+        return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: unknown internal error; please report it", function));
+    }
+}
+
+tidal_status null_argument(const char *function, const char *name) noexcept
+{
+    return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: {} is NULL", function, name));
+}
+
+// Reads a caller's growable struct: accepts any size that covers version 1's fields.
+template <typename T> tidal_status check_struct_size(const char *function, const char *name, size_t given) noexcept
+{
+    if (given < sizeof(T))
+        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{}: {}->struct_size is {}, smaller than version 1's {}; initialise it with the _INIT macro",
+                                function, name, given, sizeof(T)));
+    return TIDAL_OK;
+}
+
+tidal_status create(const char *function, tidal_context **out, tidal::Settings (*load)(const char *), const char *arg)
+{
+    if (!out)
+        return null_argument(function, "out");
+    *out = nullptr;
+    return guarded(function, [&] { *out = new tidal_context(load(arg)); });
+}
+
+} // namespace
+
+extern "C" {
+
+TIDAL_API unsigned tidal_version_number(void) { return TIDAL_VERSION_NUMBER; }
+TIDAL_API const char *tidal_version_string(void) { return TIDAL_VERSION_STRING; }
+
+TIDAL_API const char *tidal_status_name(tidal_status status)
+{
+    switch (status) {
+    case TIDAL_OK: return "TIDAL_OK";
+    case TIDAL_ERROR_INVALID_ARGUMENT: return "TIDAL_ERROR_INVALID_ARGUMENT";
+    case TIDAL_ERROR_OUT_OF_MEMORY: return "TIDAL_ERROR_OUT_OF_MEMORY";
+    case TIDAL_ERROR_NOT_SUPPORTED: return "TIDAL_ERROR_NOT_SUPPORTED";
+    case TIDAL_ERROR_NO_DEVICE: return "TIDAL_ERROR_NO_DEVICE";
+    case TIDAL_ERROR_UNKNOWN_POINTER: return "TIDAL_ERROR_UNKNOWN_POINTER";
+    case TIDAL_ERROR_CONFIG: return "TIDAL_ERROR_CONFIG";
+    case TIDAL_ERROR_PLUGIN: return "TIDAL_ERROR_PLUGIN";
+    case TIDAL_ERROR_RUNTIME: return "TIDAL_ERROR_RUNTIME";
+    case TIDAL_ERROR_BUDGET_EXCEEDED: return "TIDAL_ERROR_BUDGET_EXCEEDED";
+    case TIDAL_ERROR_ILLEGAL_ACCESS: return "TIDAL_ERROR_ILLEGAL_ACCESS";
+    case TIDAL_ERROR_INTERNAL: return "TIDAL_ERROR_INTERNAL";
+    case TIDAL_ERROR_NOT_FOUND: return "TIDAL_ERROR_NOT_FOUND";
+    case TIDAL_ERROR_BUFFER_TOO_SMALL: return "TIDAL_ERROR_BUFFER_TOO_SMALL";
+    }
+    return "TIDAL_STATUS_UNKNOWN";
+}
+
+TIDAL_API const char *tidal_status_string(tidal_status status)
+{
+    switch (status) {
+    case TIDAL_OK: return "success";
+    case TIDAL_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case TIDAL_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case TIDAL_ERROR_NOT_SUPPORTED: return "not supported by the runtime or device";
+    case TIDAL_ERROR_NO_DEVICE: return "no usable device";
+    case TIDAL_ERROR_UNKNOWN_POINTER: return "pointer unknown to tidal";
+    case TIDAL_ERROR_CONFIG: return "configuration error";
+    case TIDAL_ERROR_PLUGIN: return "policy plugin error";
+    case TIDAL_ERROR_RUNTIME: return "device runtime error";
+    case TIDAL_ERROR_BUDGET_EXCEEDED: return "device budget exceeded";
+    case TIDAL_ERROR_ILLEGAL_ACCESS: return "illegal memory access";
+    case TIDAL_ERROR_INTERNAL: return "internal error in tidal";
+    case TIDAL_ERROR_NOT_FOUND: return "not found";
+    case TIDAL_ERROR_BUFFER_TOO_SMALL: return "output buffer too small";
+    }
+    return "unknown status";
+}
+
+TIDAL_API const char *tidal_last_error(void) { return tidal::LastError::get(); }
+
+TIDAL_API const char *tidal_kind_name(tidal_kind kind)
+{
+    switch (kind) {
+    case TIDAL_KIND_AUTO: return "auto";
+    case TIDAL_KIND_DEVICE: return "device";
+    case TIDAL_KIND_MANAGED: return "managed";
+    case TIDAL_KIND_PINNED: return "pinned";
+    case TIDAL_KIND_PAGEABLE: return "pageable";
+    case TIDAL_KIND_DEVICE_FINE: return "device-fine";
+    case TIDAL_KIND_MANAGED_COARSE: return "managed-coarse";
+    }
+    return "unknown";
+}
+
+TIDAL_API tidal_status tidal_context_create(tidal_context **out)
+{
+    return create("tidal_context_create", out, [](const char *) {
+        const char *file = std::getenv("TIDAL_CONFIG");
+        return file && *file ? tidal::ConfigLoader::from_file(file) : tidal::ConfigLoader::defaults();
+    }, nullptr);
+}
+
+TIDAL_API tidal_status tidal_context_create_from_file(const char *path, tidal_context **out)
+{
+    if (out)
+        *out = nullptr;
+    if (!path)
+        return null_argument("tidal_context_create_from_file", "path");
+    return create("tidal_context_create_from_file", out,
+                  [](const char *p) { return tidal::ConfigLoader::from_file(p); }, path);
+}
+
+TIDAL_API tidal_status tidal_context_create_from_string(const char *toml, tidal_context **out)
+{
+    if (out)
+        *out = nullptr;
+    if (!toml)
+        return null_argument("tidal_context_create_from_string", "toml");
+    return create("tidal_context_create_from_string", out,
+                  [](const char *t) { return tidal::ConfigLoader::from_string(t); }, toml);
+}
+
+TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx)
+{
+    return guarded("tidal_context_destroy", [&] { delete ctx; });
+}
+
+TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void **out)
+{
+    static const char *fn = "tidal_alloc";
+    if (out)
+        *out = nullptr;
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!out)
+        return null_argument(fn, "out");
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    if (desc) {
+        if (tidal_status s = check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size); s != TIDAL_OK)
+            return s;
+        d = *desc;
+    }
+    return guarded(fn, [&] { *out = ctx->impl.allocate(size, d); });
+}
+
+TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
+{
+    if (!ctx)
+        return null_argument("tidal_free", "ctx");
+    if (!ptr)
+        return TIDAL_OK;
+    return guarded("tidal_free", [&] { ctx->impl.release(ptr); });
+}
+
+TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, tidal_pointer_info *info)
+{
+    static const char *fn = "tidal_pointer_query";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!info)
+        return null_argument(fn, "info");
+    if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+        return s;
+    return guarded(fn, [&] {
+        const tidal::AllocationRecord r = ctx->impl.query(ptr);
+        info->base = r.base;
+        info->size = r.size;
+        info->kind = r.kind;
+        info->device = r.device;
+        info->hints = r.hints;
+        info->advice = r.advice;
+        info->alignment = r.alignment;
+        std::memcpy(info->tag, r.tag, sizeof info->tag);
+        std::memcpy(info->placed_by, r.placed_by, sizeof info->placed_by);
+    });
+}
+
+TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_info *info)
+{
+    static const char *fn = "tidal_system_info_get";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!info)
+        return null_argument(fn, "info");
+    if (tidal_status s = check_struct_size<tidal_system_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+        return s;
+    return guarded(fn, [&] {
+        const tidal::Runtime &rt = ctx->impl.runtime();
+        std::snprintf(info->runtime, sizeof info->runtime, "%s", rt.name());
+        std::snprintf(info->runtime_detail, sizeof info->runtime_detail, "%s", rt.detail().c_str());
+        info->device_count = rt.device_count();
+    });
+}
+
+TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device, tidal_device_info *info)
+{
+    static const char *fn = "tidal_device_info_get";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!info)
+        return null_argument(fn, "info");
+    if (tidal_status s = check_struct_size<tidal_device_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+        return s;
+    return guarded(fn, [&] {
+        const size_t given = info->struct_size;
+        *info = ctx->impl.device_info(device);
+        info->struct_size = given;
+    });
+}
+
+TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
+{
+    static const char *fn = "tidal_config_describe";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!buf && capacity > 0)
+        return null_argument(fn, "buf");
+    std::string text;
+    tidal_status s = guarded(fn, [&] { text = ctx->impl.describe(); });
+    if (s != TIDAL_OK)
+        return s;
+    if (needed)
+        *needed = text.size() + 1;
+    if (capacity > 0) {
+        const size_t n = std::min(capacity - 1, text.size());
+        std::memcpy(buf, text.data(), n);
+        buf[n] = '\0';
+    }
+    if (capacity < text.size() + 1)
+        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL,
+                    fmt::format("{}: the text needs {} bytes, the buffer has {}", fn, text.size() + 1, capacity));
+    return TIDAL_OK;
+}
+
+} // extern "C"

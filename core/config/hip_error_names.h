@@ -1,0 +1,34 @@
+// HIP error numbers and names: the one list the configuration (sim fault injection), the
+// simulated device and the status translation table share, so a name always means the same
+// number everywhere. Numbers are HIP's (hip_runtime_api.h); the simulated device reports HIP
+// numbering too.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace tidal {
+
+struct HipErrorName {
+    int code;
+    const char *name;        // "hipErrorOutOfMemory"
+    const char *description; // short English text, as hipGetErrorString would say it
+};
+
+// Every known entry, in ascending code order. Aliases (hipErrorMemoryAllocation = 2,
+// hipErrorInitializationError = 3, ...) are accepted by hip_error_from_name() but are not
+// listed here, so each code has exactly one canonical name.
+std::span<const HipErrorName> hip_error_names() noexcept;
+
+// "hipErrorOutOfMemory" -> 2. Exact, case-sensitive match (aliases included); nullopt when
+// unknown.
+std::optional<int> hip_error_from_name(std::string_view name) noexcept;
+
+// 2 -> "hipErrorOutOfMemory"; nullptr for a number not in the list.
+const char *hip_error_name(int code) noexcept;
+
+// 2 -> "out of memory"; nullptr for a number not in the list.
+const char *hip_error_description(int code) noexcept;
+
+} // namespace tidal

@@ -1,0 +1,74 @@
+// Typed, validated settings: what a configuration file means once it has been read.
+// Produced by ConfigLoader; everything downstream reads these instead of TOML.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+} // namespace toml
+
+namespace tidal {
+
+enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
+
+// One injected fault: the Nth call (1-based) of `operation` on the simulated device fails with
+// `native_error` (HIP numbering); `count` consecutive calls fail from there (0 = all after).
+struct FaultSpec {
+    std::string operation; // alloc, free, prefetch, advise, memcpy, memset, register, create, kernel
+    uint64_t nth = 1;
+    uint64_t count = 1;
+    int native_error = 2; // hipErrorOutOfMemory
+};
+
+// A hardware profile: the numbers the simulated device's cost model is calibrated with.
+struct SimProfile {
+    std::string name = "h200";
+    std::string vendor = "nvidia";   // nvidia | amd
+    std::string device_name = "Simulated NVIDIA H200";
+    std::string arch = "sm_90";
+    uint64_t capacity = 0;           // bytes per device
+    uint64_t page_size = 0;          // migration granularity
+    uint64_t l2_size = 0;
+    bool xnack = true;               // managed pages migrate on a device fault
+    // Bandwidths in bytes/second, latencies in seconds.
+    double h2d_pageable_bw = 0, h2d_pinned_bw = 0, d2h_pageable_bw = 0, d2h_pinned_bw = 0;
+    double d2d_bw = 0, prefetch_h2d_bw = 0, prefetch_d2h_bw = 0, fault_bw = 0, zero_copy_bw = 0;
+    double host_memcpy_bw = 0;
+    double copy_latency = 0, kernel_latency = 0, fault_latency = 0;
+    double alloc_latency_device = 0, alloc_latency_pinned = 0, alloc_latency_managed = 0;
+    std::filesystem::path source; // file it came from; empty for a built-in profile
+};
+
+struct SimSettings {
+    int32_t devices = 1;
+    std::optional<uint64_t> capacity;   // overrides the profile's
+    std::optional<uint64_t> page_size;  // overrides the profile's
+    std::optional<bool> xnack;          // overrides the profile's
+    SimProfile profile;                 // resolved: built-in name or file
+    std::vector<FaultSpec> faults;
+};
+
+struct Settings {
+    std::string runtime = "auto";                          // auto | sim | hip | cuda
+    LogLevel log_level = LogLevel::warn;
+    std::vector<std::filesystem::path> policy_path;        // absolute after loading
+    std::vector<std::filesystem::path> runtime_path;       // absolute after loading
+    std::vector<std::string> policies;                     // the chain, in order
+    // [policy.NAME] tables, kept as parsed TOML so each plugin gets its read-only view with
+    // source positions. Shared because several contexts may hold one parse.
+    std::shared_ptr<const toml::table> document;
+    std::filesystem::path source;                          // config file, empty for a string
+    std::filesystem::path base_dir;                        // where relative paths start
+    SimSettings sim;
+    std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
+};
+
+} // namespace tidal

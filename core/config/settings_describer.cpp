@@ -1,0 +1,161 @@
+#include "config/settings_describer.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "config/hip_error_names.h"
+#include "config/size_parser.h"
+
+namespace tidal {
+namespace {
+
+const char *log_level_name(LogLevel level)
+{
+    switch (level) {
+    case LogLevel::error: return "error";
+    case LogLevel::warn: return "warn";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+    }
+    return "warn";
+}
+
+// A TOML basic string.
+std::string quote(std::string_view s)
+{
+    std::string out = "\"";
+    for (char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\t': out += "\\t"; break;
+        case '\n': out += "\\n"; break;
+        case '\f': out += "\\f"; break;
+        case '\r': out += "\\r"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+    }
+    return out + "\"";
+}
+
+template <class T, class F> std::string list(const std::vector<T> &items, F &&to_text)
+{
+    std::string out = "[";
+    for (size_t i = 0; i < items.size(); ++i)
+        out += (i ? ", " : "") + quote(to_text(items[i]));
+    return out + "]";
+}
+
+const toml::table *subtable(const Settings &s, std::string_view key)
+{
+    return s.document ? s.document->get_as<toml::table>(key) : nullptr;
+}
+
+// Free-form tables ([policy.NAME], [hip], [cuda]) are written by toml++ itself, so every
+// value type round-trips exactly.
+std::string format_tables(const toml::table &wrapper)
+{
+    std::ostringstream os;
+    os << toml::toml_formatter(wrapper, toml::toml_formatter::default_flags &
+                                            ~toml::format_flags::indentation);
+    return os.str();
+}
+
+std::string format_capacity(uint64_t bytes)
+{
+    return std::to_string(bytes) + "  # " + format_size(bytes);
+}
+
+void describe_sim(std::ostringstream &os, const SimSettings &sim)
+{
+    const SimProfile &p = sim.profile;
+    os << "\n[sim]\n";
+    os << "devices = " << sim.devices << "\n";
+    os << "profile = " << quote(p.source.empty() ? p.name : p.source.string()) << "  # "
+       << p.device_name << ": " << p.vendor << " " << p.arch
+       << (p.source.empty() ? ", built in" : "") << "\n";
+    // Overrides are real keys; the profile's own values stay comments, so reading this text
+    // back does not turn them into overrides.
+    if (sim.capacity)
+        os << "capacity = " << format_capacity(*sim.capacity) << "; overrides the profile's "
+           << format_size(p.capacity) << "\n";
+    else
+        os << "# capacity = " << format_capacity(p.capacity) << ", from the profile\n";
+    if (sim.page_size)
+        os << "page_size = " << format_capacity(*sim.page_size) << "; overrides the profile's "
+           << format_size(p.page_size) << "\n";
+    else
+        os << "# page_size = " << format_capacity(p.page_size) << ", from the profile\n";
+    if (sim.xnack)
+        os << "xnack = " << (*sim.xnack ? "true" : "false") << "  # overrides the profile's "
+           << (p.xnack ? "true" : "false") << "\n";
+    else
+        os << "# xnack = " << (p.xnack ? "true" : "false") << "  # from the profile\n";
+
+    for (const FaultSpec &f : sim.faults) {
+        os << "\n[[sim.fault]]\n";
+        os << "operation = " << quote(f.operation) << "\n";
+        os << "nth = " << f.nth << "\n";
+        os << "count = " << f.count << (f.count == 0 ? "  # every call from nth on" : "")
+           << "\n";
+        if (const char *name = hip_error_name(f.native_error))
+            os << "error = " << quote(name) << "  # " << f.native_error << "\n";
+        else
+            os << "error = " << f.native_error << "\n";
+    }
+}
+
+} // namespace
+
+std::string describe_settings(const Settings &s)
+{
+    std::ostringstream os;
+    os << "# tidal settings as resolved\n";
+    os << "# source: " << (s.source.empty() ? std::string("<string>") : s.source.string())
+       << "\n";
+    os << "# base_dir: " << s.base_dir.string() << "\n";
+    if (s.env_overrides.empty()) {
+        os << "# environment overrides: none\n";
+    } else {
+        os << "# environment overrides (applied after the file):\n";
+        for (const std::string &e : s.env_overrides)
+            os << "#   " << e << "\n";
+    }
+
+    os << "\n";
+    os << "runtime = " << quote(s.runtime) << "\n";
+    os << "log_level = " << quote(log_level_name(s.log_level)) << "\n";
+    auto path_text = [](const std::filesystem::path &p) { return p.string(); };
+    auto same = [](const std::string &x) { return x; };
+    os << "policy_path = " << list(s.policy_path, path_text) << "\n";
+    os << "runtime_path = " << list(s.runtime_path, path_text) << "\n";
+    os << "policies = " << list(s.policies, same) << "  # the chain, asked in this order\n";
+
+    for (std::string_view module : {"hip", "cuda"})
+        if (const toml::table *m = subtable(s, module)) {
+            toml::table wrapper;
+            wrapper.insert(module, *m);
+            os << "\n" << format_tables(wrapper) << "\n";
+        }
+
+    if (const toml::table *policy = subtable(s, "policy"); policy && !policy->empty()) {
+        toml::table wrapper;
+        wrapper.insert("policy", *policy);
+        os << "\n" << format_tables(wrapper) << "\n";
+    }
+
+    describe_sim(os, s.sim);
+    return os.str();
+}
+
+} // namespace tidal

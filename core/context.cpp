@@ -1,0 +1,305 @@
+#include "context.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+#include "config/settings_describer.h"
+#include "log/logger.h"
+#include "runtime/runtime_loader.h"
+#include "status/error.h"
+
+namespace tidal {
+namespace {
+
+constexpr size_t kMaxAlignment = size_t{1} << 30;
+constexpr int kMaxRecoveryAttempts = 4;
+
+bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
+bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
+
+// What the runtime contract promises without over-allocating.
+size_t natural_alignment(tidal_kind k) { return is_host(k) ? 64 : 256; }
+
+uint32_t device_flags(const tidal_rt_device_props &p)
+{
+    uint32_t f = 0;
+    if (p.simulated) f |= TIDAL_DEVICE_FLAG_SIMULATED;
+    if (p.managed) f |= TIDAL_DEVICE_FLAG_MANAGED;
+    if (p.concurrent_managed) f |= TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED;
+    if (p.pageable_access) f |= TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS;
+    if (p.migrates_on_fault) f |= TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT;
+    if (p.host_native_atomics) f |= TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS;
+    if (p.fine_grained) f |= TIDAL_DEVICE_FLAG_FINE_GRAINED;
+    return f;
+}
+
+void copy_name(char *dst, size_t capacity, std::string_view src)
+{
+    const size_t n = std::min(capacity - 1, src.size());
+    std::memcpy(dst, src.data(), n);
+    dst[n] = '\0';
+}
+
+} // namespace
+
+Context::Context(Settings settings) : settings_(std::move(settings))
+{
+    // Process-wide: the newest context's level wins (TIDAL_LOG_LEVEL overrides every file).
+    Logger::set_level(settings_.log_level);
+    runtime_ = RuntimeLoader::load(settings_);
+    const int32_t count = runtime_->device_count();
+    policy_devices_.resize(static_cast<size_t>(count));
+    for (int32_t d = 0; d < count; ++d) {
+        const tidal_rt_device_props &p = runtime_->props(d);
+        tidal_policy_device &pd = policy_devices_[static_cast<size_t>(d)];
+        pd.struct_size = sizeof(pd);
+        pd.index = d;
+        pd.flags = device_flags(p);
+        pd.xnack = static_cast<tidal_xnack>(p.xnack);
+        pd.total_memory = p.total_memory;
+        pd.page_size = p.page_size;
+    }
+    policy_system_.struct_size = sizeof(policy_system_);
+    policy_system_.runtime = runtime_->name();
+    policy_system_.device_count = count;
+    policy_system_.devices = policy_devices_.data();
+    chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
+}
+
+Context::~Context()
+{
+    auto leaked = registry_.drain();
+    if (!leaked.empty()) {
+        size_t bytes = 0;
+        for (const auto &r : leaked)
+            bytes += r.size;
+        log_warn(fmt::format("context destroyed with {} live allocation(s), {} bytes; freeing them", leaked.size(), bytes));
+        size_t listed = 0;
+        for (const auto &r : leaked) {
+            if (++listed > 10) {
+                log_warn(fmt::format("  ... and {} more", leaked.size() - 10));
+                break;
+            }
+            log_warn(fmt::format("  leak: {} bytes of {} memory at {} tag '{}'", r.size, tidal_kind_name(r.kind), r.base,
+                                 r.tag));
+        }
+        for (const auto &r : leaked)
+            release_record(r);
+    }
+    chain_.reset();   // policies go before the runtime they decided for
+    runtime_.reset();
+}
+
+void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
+{
+    if (size == 0)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "size is 0", "ask for at least one byte");
+    if (desc.alignment != 0 && (!std::has_single_bit(desc.alignment) || desc.alignment > kMaxAlignment))
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("alignment {} is not a power of two up to 1 GiB", desc.alignment),
+                    "use 0 for the kind's natural alignment, or a power of two");
+    if (desc.hints & ~TIDAL_HINT_ALL)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("unknown hint bits {:#x}", desc.hints & ~TIDAL_HINT_ALL),
+                    "use TIDAL_HINT_* bits");
+    if (desc.kind < TIDAL_KIND_AUTO || desc.kind >= TIDAL_KIND_COUNT)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("kind {} is not a tidal_kind", static_cast<int>(desc.kind)),
+                    "use TIDAL_KIND_* values");
+    if (desc.device < TIDAL_DEVICE_HOST ||
+        (desc.device == TIDAL_DEVICE_HOST && desc.kind != TIDAL_KIND_AUTO && !is_host(desc.kind)))
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("device {} is not an index, TIDAL_DEVICE_DEFAULT or (for host kinds) TIDAL_DEVICE_HOST",
+                                desc.device),
+                    "use an index from tidal_system_info_get");
+    if (desc.device >= runtime_->device_count())
+        throw Error(TIDAL_ERROR_NOT_FOUND,
+                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", desc.device,
+                                runtime_->name(), runtime_->device_count()),
+                    "`tidal probe` lists the devices");
+    if (desc.tag && strnlen(desc.tag, TIDAL_TAG_MAX) >= TIDAL_TAG_MAX)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("tag is longer than {} bytes", TIDAL_TAG_MAX - 1),
+                    "use a shorter tag");
+}
+
+void *Context::allocate(size_t size, const tidal_alloc_desc &desc)
+{
+    validate_request(size, desc);
+    tidal_place_request request{};
+    request.struct_size = sizeof(request);
+    request.size = size;
+    request.alignment = desc.alignment;
+    request.kind = desc.kind;
+    request.device = desc.device;
+    request.hints = desc.hints;
+    request.tag = desc.tag ? desc.tag : "";
+    request.system = &policy_system_;
+
+    Decision decision = chain_->place(request);
+    for (uint32_t attempt = 1;; ++attempt) {
+        try {
+            AllocationRecord record = allocate_placed(request, decision);
+            registry_.insert(record);
+            return record.base;
+        } catch (const Error &e) {
+            if (attempt >= kMaxRecoveryAttempts || e.status() == TIDAL_ERROR_INTERNAL)
+                throw;
+            tidal_error_event event{};
+            event.struct_size = sizeof(event);
+            event.operation = TIDAL_OP_ALLOC;
+            event.status = e.status();
+            event.native_error = e.native().code;
+            event.native_name = e.native().name.c_str();
+            event.request = &request;
+            event.failed = &decision.placement;
+            event.attempt = attempt;
+            auto retry = chain_->recover(event);
+            if (!retry)
+                throw;
+            log_info(fmt::format("allocation of {} bytes as {} failed ({}); policy '{}' retries as {} on device {}", size,
+                                 tidal_kind_name(decision.placement.kind), tidal_status_name(e.status()),
+                                 retry->placed_by, tidal_kind_name(retry->placement.kind), retry->placement.device));
+            decision = std::move(*retry);
+        }
+    }
+}
+
+AllocationRecord Context::allocate_placed(const tidal_place_request &request, const Decision &decision)
+{
+    const tidal_placement &p = decision.placement;
+    AllocationRecord r;
+    r.kind = p.kind;
+    r.device = p.device;
+    r.runtime_device = p.device >= 0 ? p.device : 0;
+    r.hints = request.hints;
+    r.advice = p.advice;
+    r.size = request.size;
+    const size_t natural = natural_alignment(p.kind);
+    r.alignment = std::max(natural, request.alignment);
+    r.raw_size = request.size;
+    if (r.alignment > natural) {
+        if (request.size > SIZE_MAX - r.alignment)
+            throw Error(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{} bytes aligned to {} can never be allocated", request.size, r.alignment),
+                        "ask for less memory");
+        r.raw_size = request.size + r.alignment;
+    }
+    r.raw = runtime_->alloc(p.kind, r.runtime_device, r.raw_size);
+    const uintptr_t raw = reinterpret_cast<uintptr_t>(r.raw);
+    r.base = reinterpret_cast<void *>((raw + r.alignment - 1) & ~(uintptr_t{r.alignment} - 1));
+    copy_name(r.tag, sizeof r.tag, request.tag);
+    copy_name(r.placed_by, sizeof r.placed_by, decision.placed_by);
+    try {
+        apply_advice(r);
+    } catch (...) {
+        release_record(r);
+        throw;
+    }
+    return r;
+}
+
+void Context::apply_advice(const AllocationRecord &r)
+{
+    if (!is_managed(r.kind) || r.advice == 0)
+        return;
+    const int32_t dev = r.runtime_device;
+    if (r.advice & TIDAL_ADVICE_READ_MOSTLY)
+        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, dev);
+    if (r.advice & TIDAL_ADVICE_PREFERRED_DEVICE)
+        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, dev);
+    if (r.advice & TIDAL_ADVICE_PREFERRED_HOST)
+        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
+    if (r.advice & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
+        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, dev);
+    // MANAGED_COARSE memory gets its coarse-grain advice from the runtime at allocation.
+    if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED)
+        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, dev);
+}
+
+void Context::release_record(const AllocationRecord &r) noexcept
+{
+    // Coarse-grain advice outlives hipFree on AMD (Kokkos unsets it first): undo it here.
+    if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED && runtime_->ops().advise)
+        runtime_->ops().advise(runtime_->instance(), r.raw, r.raw_size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN,
+                               r.runtime_device);
+    if (int rc = runtime_->free(r.kind, r.runtime_device, r.raw, r.raw_size); rc != 0)
+        log_error(fmt::format("freeing {} bytes of {} memory at {} failed: {} ({})", r.size, tidal_kind_name(r.kind),
+                              r.base, runtime_->native_name(rc), rc));
+}
+
+void Context::release(void *ptr)
+{
+    AllocationRecord r;
+    switch (registry_.remove(ptr, &r)) {
+    case AllocationRegistry::Removal::removed:
+        break;
+    case AllocationRegistry::Removal::interior:
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{} is an interior pointer, {} bytes into the allocation at {} ({} bytes); nothing was freed",
+                                ptr, static_cast<const char *>(ptr) - static_cast<const char *>(r.base), r.base, r.size),
+                    "free the pointer tidal_alloc returned");
+    case AllocationRegistry::Removal::already_freed:
+        throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was already freed (double free)", ptr),
+                    "free each allocation once");
+    case AllocationRegistry::Removal::unknown:
+        throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
+                    "free memory with the allocator (and context) that returned it");
+    }
+    if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED) {
+        try {
+            runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, r.runtime_device);
+        } catch (...) {
+            registry_.insert(r); // still allocated: keep it known, so nothing is lost
+            throw;
+        }
+    }
+    if (int rc = runtime_->free(r.kind, r.runtime_device, r.raw, r.raw_size); rc != 0) {
+        registry_.insert(r);
+        runtime_->check(rc, fmt::format("freeing {} bytes of {} memory at {}", r.size, tidal_kind_name(r.kind), r.base));
+    }
+}
+
+AllocationRecord Context::query(const void *ptr) const
+{
+    auto r = registry_.find(ptr);
+    if (!r)
+        throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not inside any live allocation of this context", ptr),
+                    "query pointers tidal_alloc returned, before they are freed");
+    return *r;
+}
+
+tidal_device_info Context::device_info(int32_t device) const
+{
+    if (device < 0 || device >= runtime_->device_count())
+        throw Error(TIDAL_ERROR_NOT_FOUND,
+                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", device, runtime_->name(),
+                                runtime_->device_count()),
+                    "use an index below tidal_system_info.device_count");
+    const tidal_rt_device_props &p = runtime_->props(device);
+    tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+    info.index = device;
+    copy_name(info.name, sizeof info.name, p.name);
+    copy_name(info.arch, sizeof info.arch, p.arch);
+    info.total_memory = p.total_memory;
+    uint64_t free_bytes = 0, total = 0;
+    runtime_->mem_info(device, &free_bytes, &total);
+    info.free_memory = free_bytes;
+    info.page_size = p.page_size;
+    info.l2_size = p.l2_size;
+    info.flags = device_flags(p);
+    info.xnack = static_cast<tidal_xnack>(p.xnack);
+    info.numa_node = p.numa_node;
+    return info;
+}
+
+std::string Context::describe() const
+{
+    std::string text = describe_settings(settings_);
+    text += fmt::format("\n# runtime in use: {} ({})\n", runtime_->name(), runtime_->detail());
+    text += "# policy chain:";
+    for (const auto &plugin : chain_->plugins())
+        text += fmt::format(" {} ({}, policy ABI {}) ->", plugin->name(), plugin->file().string(), plugin->abi());
+    text += " core defaults\n";
+    return text;
+}
+
+} // namespace tidal

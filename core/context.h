@@ -1,0 +1,48 @@
+// One tidal_context: the settings, the device runtime, the policy chain and the registry of
+// live allocations. Everything here may be called from several threads at once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/settings.h"
+#include "policy/policy_chain.h"
+#include "registry/allocation_registry.h"
+#include "runtime/runtime.h"
+
+namespace tidal {
+
+class Context {
+public:
+    // Starts the runtime and loads the policies; throws tidal::Error on any failure.
+    explicit Context(Settings settings);
+    // Frees what is still live (reported as leaks), then unloads policies and the runtime.
+    ~Context();
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
+
+    void *allocate(size_t size, const tidal_alloc_desc &desc);
+    void release(void *ptr);
+    AllocationRecord query(const void *ptr) const;
+
+    const Settings &settings() const noexcept { return settings_; }
+    const Runtime &runtime() const noexcept { return *runtime_; }
+    tidal_device_info device_info(int32_t device) const;
+    std::string describe() const;
+
+private:
+    void validate_request(size_t size, const tidal_alloc_desc &desc) const;
+    AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision);
+    void apply_advice(const AllocationRecord &record);
+    void release_record(const AllocationRecord &record) noexcept;
+
+    Settings settings_;
+    std::unique_ptr<Runtime> runtime_;
+    std::vector<tidal_policy_device> policy_devices_;
+    tidal_policy_system policy_system_{};
+    std::unique_ptr<PolicyChain> chain_;
+    AllocationRegistry registry_;
+};
+
+} // namespace tidal

@@ -1,0 +1,185 @@
+#include "policy/policy_chain.h"
+
+#include <toml++/toml.h>
+
+#include <fmt/format.h>
+
+#include "policy/core_defaults.h"
+#include "runtime/shared_library.h"
+#include "status/error.h"
+
+#ifndef TIDAL_POLICY_INSTALL_DIR
+#define TIDAL_POLICY_INSTALL_DIR ""
+#endif
+
+namespace tidal {
+namespace {
+
+bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
+bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
+
+std::string position_in_policies(const Settings &settings, size_t index)
+{
+    std::string file = settings.source.empty() ? "<string>" : settings.source.string();
+    if (settings.document)
+        if (const toml::array *list = (*settings.document)["policies"].as_array(); list && index < list->size()) {
+            const auto &begin = list->get(index)->source().begin;
+            return fmt::format("{}:{}:{}: ", file, begin.line, begin.column);
+        }
+    return fmt::format("{}: ", file);
+}
+
+} // namespace
+
+std::vector<std::filesystem::path> PolicyChain::search_path(const Settings &settings, const std::string &name)
+{
+    std::vector<std::filesystem::path> folders = settings.policy_path;
+    const auto own = SharedLibrary::own_directory();
+    if (!own.empty()) {
+        folders.push_back(own / "tidal" / "policies");            // installed next to libtidal.so
+        folders.push_back(own.parent_path() / "policies" / name); // the build tree: build/policies/NAME
+    }
+    if (*TIDAL_POLICY_INSTALL_DIR)
+        folders.emplace_back(TIDAL_POLICY_INSTALL_DIR);
+    return folders;
+}
+
+std::filesystem::path PolicyChain::locate(const Settings &settings, const std::string &name, size_t index)
+{
+    // A name that looks like a path is one, relative to the configuration's folder.
+    if (name.find('/') != std::string::npos || name.ends_with(".so")) {
+        std::filesystem::path p(name);
+        if (p.is_relative())
+            p = settings.base_dir / p;
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p, ec))
+            return p;
+        throw Error(TIDAL_ERROR_CONFIG, fmt::format("{}policy file {} does not exist", position_in_policies(settings, index), p.string()),
+                    "give an existing path, or a plugin name found on policy_path");
+    }
+    const auto folders = search_path(settings, name);
+    const std::string file = fmt::format("tidal-policy-{}.so", name);
+    auto found = SharedLibrary::find_in(folders, file);
+    if (found.empty()) {
+        std::string searched;
+        for (const auto &f : folders)
+            searched += (searched.empty() ? "" : ", ") + f.string();
+        throw Error(TIDAL_ERROR_CONFIG,
+                    fmt::format("{}policy '{}' not found: no {} in {}", position_in_policies(settings, index), name, file, searched),
+                    "add the plugin's folder to policy_path (or TIDAL_POLICY_PATH), or fix the name");
+    }
+    return found;
+}
+
+PolicyChain::PolicyChain(const Settings &settings, const tidal_policy_system *system) : system_(system)
+{
+    const toml::table *policy_tables = nullptr;
+    if (settings.document)
+        policy_tables = (*settings.document)["policy"].as_table();
+    for (size_t i = 0; i < settings.policies.size(); ++i) {
+        const std::string &name = settings.policies[i];
+        const toml::table *options = policy_tables ? (*policy_tables)[name].as_table() : nullptr;
+        plugins_.push_back(std::make_unique<PolicyPlugin>(name, locate(settings, name, i), options,
+                                                          settings.source, system_));
+    }
+}
+
+void PolicyChain::validate(const tidal_placement &p, const std::string &who, bool from_plugin) const
+{
+    // Malformed answers are the plugin's fault; well-formed ones the device cannot honour are
+    // NOT_SUPPORTED, whoever asked (the caller may have requested the kind explicitly).
+    const tidal_status malformed = from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_INVALID_ARGUMENT;
+    if (p.kind <= TIDAL_KIND_AUTO || p.kind >= TIDAL_KIND_COUNT)
+        throw Error(malformed, fmt::format("{} decided kind {}, which is not a tidal_kind (1..{})", who,
+                                           static_cast<int>(p.kind), TIDAL_KIND_COUNT - 1),
+                    "a placement must name a concrete kind");
+    const bool host = is_host(p.kind);
+    const bool device_ok = (p.device >= 0 && p.device < system_->device_count) || (host && p.device == TIDAL_DEVICE_HOST);
+    if (!device_ok)
+        throw Error(from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_NOT_FOUND,
+                    fmt::format("{} decided device {} for {} memory; the system has {} device(s)", who, p.device,
+                                tidal_kind_name(p.kind), system_->device_count),
+                    host ? "host kinds take a device index or TIDAL_DEVICE_HOST" : "use an index below the device count");
+    if (p.advice & ~TIDAL_ADVICE_ALL)
+        throw Error(malformed, fmt::format("{} decided unknown advice bits {:#x}", who, p.advice & ~TIDAL_ADVICE_ALL),
+                    "use TIDAL_ADVICE_* bits");
+    if (p.advice && !is_managed(p.kind))
+        throw Error(malformed, fmt::format("{} attached advice to {} memory; only managed kinds take advice", who,
+                                           tidal_kind_name(p.kind)),
+                    "drop the advice or choose a managed kind");
+    if ((p.advice & TIDAL_ADVICE_PREFERRED_DEVICE) && (p.advice & TIDAL_ADVICE_PREFERRED_HOST))
+        throw Error(malformed, fmt::format("{} asked for both the device and the host as preferred location", who),
+                    "choose one preferred location");
+    if (host)
+        return;
+    const tidal_policy_device &dev = system_->devices[p.device];
+    if (is_managed(p.kind) && !(dev.flags & TIDAL_DEVICE_FLAG_MANAGED))
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("{} placed managed memory on device {}, which has no managed memory", who, p.device),
+                    "choose device or pinned memory on this device");
+    const bool fine_kind = p.kind == TIDAL_KIND_DEVICE_FINE || p.kind == TIDAL_KIND_MANAGED_COARSE ||
+                           (p.advice & TIDAL_ADVICE_COARSE_GRAIN);
+    if (fine_kind && !(dev.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED))
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("{} asked for fine/coarse-grained memory ({}) on device {}, which has no such kinds "
+                                "(they exist on AMD GPUs)",
+                                who, tidal_kind_name(p.kind), p.device),
+                    "use device or managed memory on this device");
+}
+
+Decision PolicyChain::place(const tidal_place_request &request) const
+{
+    for (const auto &plugin : plugins_) {
+        if (!plugin->can_place())
+            continue;
+        tidal_placement out{};
+        out.struct_size = sizeof(out);
+        out.device = TIDAL_DEVICE_DEFAULT;
+        const tidal_policy_verdict verdict = plugin->place(request, out);
+        out.reason[sizeof(out.reason) - 1] = '\0';
+        const std::string who = fmt::format("policy '{}'", plugin->name());
+        if (verdict == TIDAL_POLICY_DEFER)
+            continue;
+        if (verdict == TIDAL_POLICY_REFUSE)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("{} refused the allocation of {} bytes: {}", who, request.size,
+                                    out.reason[0] ? out.reason : "no reason given"),
+                        "change the request or the policy's configuration");
+        if (verdict != TIDAL_POLICY_DECIDED)
+            throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered verdict {}, which is not a tidal_policy_verdict", who,
+                                                        static_cast<int>(verdict)),
+                        "a policy answers DEFER, DECIDED or REFUSE");
+        validate(out, who, true);
+        return Decision{out, plugin->name()};
+    }
+    tidal_placement out = CoreDefaults::place(request);
+    validate(out, "the request", false);
+    return Decision{out, CoreDefaults::kName};
+}
+
+std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) const
+{
+    for (const auto &plugin : plugins_) {
+        if (!plugin->can_recover())
+            continue;
+        tidal_recovery out{};
+        out.struct_size = sizeof(out);
+        out.placement.struct_size = sizeof(out.placement);
+        out.placement.device = TIDAL_DEVICE_DEFAULT;
+        const tidal_policy_verdict verdict = plugin->recover(event, out);
+        const std::string who = fmt::format("policy '{}'", plugin->name());
+        if (verdict == TIDAL_POLICY_DEFER)
+            continue;
+        if (verdict == TIDAL_POLICY_REFUSE || out.action == TIDAL_RECOVER_FAIL)
+            return std::nullopt;
+        if (verdict != TIDAL_POLICY_DECIDED || out.action != TIDAL_RECOVER_RETRY || event.operation != TIDAL_OP_ALLOC)
+            throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered an invalid recovery (verdict {}, action {})", who,
+                                                        static_cast<int>(verdict), static_cast<int>(out.action)),
+                        "recover answers DEFER, or DECIDED with FAIL, or RETRY for an allocation");
+        validate(out.placement, who, true);
+        return Decision{out.placement, plugin->name()};
+    }
+    return std::nullopt; // the core's default is to give the error to the caller
+}
+
+} // namespace tidal

@@ -1,0 +1,43 @@
+// The configured policies in order, then the core defaults. Asks each in turn, lets "defer"
+// pass the question on, and validates every answer before the core acts on it.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/settings.h"
+#include "policy/policy_plugin.h"
+
+namespace tidal {
+
+struct Decision {
+    tidal_placement placement{};
+    std::string placed_by; // the policy's instance name, or "core"
+};
+
+class PolicyChain {
+public:
+    // Loads settings.policies in order. `system` must outlive the chain.
+    PolicyChain(const Settings &settings, const tidal_policy_system *system);
+
+    // The validated placement for a request. Throws TIDAL_ERROR_PLUGIN for a malformed answer
+    // or a refusal, TIDAL_ERROR_NOT_SUPPORTED when the device cannot do what was decided.
+    Decision place(const tidal_place_request &request) const;
+    // A validated retry placement, or nullopt when the chain says to fail.
+    std::optional<Decision> recover(const tidal_error_event &event) const;
+
+    const std::vector<std::unique_ptr<PolicyPlugin>> &plugins() const noexcept { return plugins_; }
+    static std::vector<std::filesystem::path> search_path(const Settings &settings, const std::string &name);
+
+private:
+    void validate(const tidal_placement &p, const std::string &who, bool from_plugin) const;
+    static std::filesystem::path locate(const Settings &settings, const std::string &name, size_t index);
+
+    const tidal_policy_system *system_;
+    std::vector<std::unique_ptr<PolicyPlugin>> plugins_;
+};
+
+} // namespace tidal

@@ -1,0 +1,32 @@
+// One live allocation as the registry knows it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tidal/tidal.h"
+
+namespace tidal {
+
+struct AllocationRecord {
+    void *base = nullptr;     // what the caller got
+    size_t size = 0;          // what the caller asked for
+    void *raw = nullptr;      // what the runtime returned (differs when over-aligned)
+    size_t raw_size = 0;
+    tidal_kind kind = TIDAL_KIND_AUTO;
+    int32_t device = TIDAL_DEVICE_HOST;  // the runtime device, or TIDAL_DEVICE_HOST
+    int32_t runtime_device = 0;          // device passed to the runtime (host kinds: 0)
+    uint32_t hints = 0;
+    uint32_t advice = 0;
+    size_t alignment = 0;
+    char tag[TIDAL_TAG_MAX] = {};
+    char placed_by[32] = {};
+
+    bool contains(const void *p) const noexcept
+    {
+        auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(base);
+        return a >= b && a - b < size;
+    }
+};
+
+} // namespace tidal

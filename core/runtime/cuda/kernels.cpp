@@ -1,0 +1,60 @@
+/* The validation kernels (kernels/), run on the asked device. The launchers pick their grid
+ * from the current device, so it is made current first. */
+#include "cuda_module.h"
+#include "device_guard.h"
+#include "kernel_launch.h"
+
+namespace tidal::cuda {
+
+int kernel_touch(void *, int32_t device, void *ptr, size_t size, int32_t write, void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_touch(ptr, size, write, stream)));
+}
+
+int kernel_pattern_fill(void *, int32_t device, void *ptr, size_t size, uint64_t seed, void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_pattern_fill(ptr, size, seed, stream)));
+}
+
+int kernel_pattern_check(void *, int32_t device, const void *ptr, size_t size, uint64_t seed,
+                         uint64_t *mismatches, void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_pattern_check(ptr, size, seed, mismatches, stream)));
+}
+
+int kernel_copy(void *, int32_t device, void *dst, const void *src, size_t size, void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_copy(dst, src, size, stream)));
+}
+
+int kernel_triad(void *, int32_t device, double *a, const double *b, const double *c, double scalar,
+                 size_t size, void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_triad(a, b, c, scalar, size, stream)));
+}
+
+int kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t count, uint32_t iterations,
+                      void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_atomic_add(counters, count, iterations, stream)));
+}
+
+} // namespace tidal::cuda

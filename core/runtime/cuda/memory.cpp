@@ -1,0 +1,127 @@
+/* Allocation by kind, and what the CUDA runtime says a pointer is. */
+#include <cstdlib>
+
+#include "cuda_module.h"
+#include "device_guard.h"
+#include "tidal/tidal.h"
+
+namespace tidal::cuda {
+namespace {
+
+/* The contract's promise for host kinds; a cache line, so host buffers never share one. */
+constexpr size_t kHostAlignment = 64;
+
+int allocate_on_device(int32_t device, size_t size, void **out, bool managed)
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    void *ptr = nullptr;
+    /* Global attachment: any stream on any device may touch managed memory, as tidal's
+     * callers expect; stream attachment would be an optimisation a policy asks for. */
+    const cudaError_t status = managed ? cudaMallocManaged(&ptr, size, cudaMemAttachGlobal)
+                                       : cudaMalloc(&ptr, size);
+    if (status != cudaSuccess)
+        return settle(status);
+    *out = ptr;
+    return static_cast<int>(cudaSuccess);
+}
+
+} // namespace
+
+int allocate(void *, int32_t kind, int32_t device, size_t size, void **out) noexcept
+{
+    switch (kind) {
+    case TIDAL_KIND_DEVICE:
+        return allocate_on_device(device, size, out, false);
+    case TIDAL_KIND_MANAGED:
+        return allocate_on_device(device, size, out, true);
+    case TIDAL_KIND_PINNED: {
+        /* Portable: usable from every device's context, not only the current one. */
+        void *ptr = nullptr;
+        const cudaError_t status = cudaHostAlloc(&ptr, size, cudaHostAllocPortable);
+        if (status != cudaSuccess)
+            return settle(status);
+        *out = ptr;
+        return static_cast<int>(cudaSuccess);
+    }
+    case TIDAL_KIND_PAGEABLE: {
+        void *ptr = nullptr;
+        if (posix_memalign(&ptr, kHostAlignment, size) != 0)
+            return static_cast<int>(cudaErrorMemoryAllocation);
+        *out = ptr;
+        return static_cast<int>(cudaSuccess);
+    }
+    case TIDAL_KIND_DEVICE_FINE:
+    case TIDAL_KIND_MANAGED_COARSE:
+        return static_cast<int>(cudaErrorNotSupported); /* AMD coherence kinds */
+    default:
+        return static_cast<int>(cudaErrorInvalidValue);
+    }
+}
+
+int release(void *, int32_t kind, int32_t, void *ptr, size_t) noexcept
+{
+    switch (kind) {
+    case TIDAL_KIND_DEVICE:
+    case TIDAL_KIND_MANAGED:
+        /* cudaFree finds the owning device from the pointer (unified addressing). */
+        return settle(cudaFree(ptr));
+    case TIDAL_KIND_PINNED:
+        return settle(cudaFreeHost(ptr));
+    case TIDAL_KIND_PAGEABLE:
+        std::free(ptr);
+        return static_cast<int>(cudaSuccess);
+    case TIDAL_KIND_DEVICE_FINE:
+    case TIDAL_KIND_MANAGED_COARSE:
+        return static_cast<int>(cudaErrorNotSupported);
+    default:
+        return static_cast<int>(cudaErrorInvalidValue);
+    }
+}
+
+int host_register(void *, void *ptr, size_t size) noexcept
+{
+    /* Default flags: with unified addressing the range is both mapped and portable. */
+    return settle(cudaHostRegister(ptr, size, cudaHostRegisterDefault));
+}
+
+int host_unregister(void *, void *ptr) noexcept
+{
+    return settle(cudaHostUnregister(ptr));
+}
+
+int pointer_kind(void *, const void *ptr, int32_t *kind, int32_t *device) noexcept
+{
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+        /* Older drivers answer cudaErrorInvalidValue for memory CUDA never saw: that is
+         * ordinary pageable host memory, not a failure. */
+        (void)cudaGetLastError();
+        *kind = TIDAL_KIND_PAGEABLE;
+        *device = TIDAL_DEVICE_HOST;
+        return static_cast<int>(cudaSuccess);
+    }
+    switch (attributes.type) {
+    case cudaMemoryTypeHost: /* cudaHostAlloc and cudaHostRegister alike */
+        *kind = TIDAL_KIND_PINNED;
+        *device = TIDAL_DEVICE_HOST;
+        break;
+    case cudaMemoryTypeDevice:
+        *kind = TIDAL_KIND_DEVICE;
+        *device = attributes.device;
+        break;
+    case cudaMemoryTypeManaged:
+        *kind = TIDAL_KIND_MANAGED;
+        *device = attributes.device;
+        break;
+    case cudaMemoryTypeUnregistered:
+    default:
+        *kind = TIDAL_KIND_PAGEABLE;
+        *device = TIDAL_DEVICE_HOST;
+        break;
+    }
+    return static_cast<int>(cudaSuccess);
+}
+
+} // namespace tidal::cuda

@@ -1,0 +1,66 @@
+// The HIP module's implementations of tidal_rt_ops, grouped by the file that defines them.
+// Signatures and semantics are those of core/runtime/runtime_contract.h; each returns the
+// native hipError_t as int and lets no exception out (see guarded() in hip_errors.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/runtime_contract.h"
+
+namespace tidal::hip {
+
+// hip_runtime_module.cpp: lifecycle.
+int rt_create(const tidal_options *options, const tidal_options_api *api, void **rt,
+              char *detail, size_t detail_capacity) noexcept;
+void rt_destroy(void *rt) noexcept;
+
+// hip_devices.cpp
+int rt_device_count(void *rt, int32_t *count) noexcept;
+int rt_device_props(void *rt, int32_t device, tidal_rt_device_props *props) noexcept;
+int rt_mem_info(void *rt, int32_t device, uint64_t *free_bytes, uint64_t *total_bytes) noexcept;
+int rt_device_synchronize(void *rt, int32_t device) noexcept;
+
+// hip_memory.cpp
+int rt_alloc(void *rt, int32_t kind, int32_t device, size_t size, void **out) noexcept;
+int rt_free(void *rt, int32_t kind, int32_t device, void *ptr, size_t size) noexcept;
+int rt_host_register(void *rt, void *ptr, size_t size) noexcept;
+int rt_host_unregister(void *rt, void *ptr) noexcept;
+int rt_pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device) noexcept;
+int rt_memcpy(void *rt, void *dst, const void *src, size_t size, void *stream) noexcept;
+int rt_memset(void *rt, void *dst, int value, size_t size, void *stream) noexcept;
+
+// hip_migration.cpp
+int rt_prefetch(void *rt, const void *ptr, size_t size, int32_t location, void *stream) noexcept;
+int rt_advise(void *rt, const void *ptr, size_t size, int32_t advice, int32_t location) noexcept;
+int rt_query_range(void *rt, const void *ptr, size_t size, int32_t attr, int32_t *value) noexcept;
+
+// hip_streams.cpp
+int rt_stream_create(void *rt, int32_t device, void **stream) noexcept;
+int rt_stream_destroy(void *rt, void *stream) noexcept;
+int rt_stream_synchronize(void *rt, void *stream) noexcept;
+int rt_event_create(void *rt, int32_t device, void **event) noexcept;
+int rt_event_destroy(void *rt, void *event) noexcept;
+int rt_event_record(void *rt, void *event, void *stream) noexcept;
+int rt_stream_wait_event(void *rt, void *stream, void *event) noexcept;
+int rt_event_synchronize(void *rt, void *event) noexcept;
+int rt_event_elapsed_ms(void *rt, void *start, void *end, float *ms) noexcept;
+
+// hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
+// (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.
+#ifdef TIDAL_HAVE_HIP_KERNELS
+int rt_kernel_touch(void *rt, int32_t device, void *ptr, size_t size, int32_t write,
+                    void *stream) noexcept;
+int rt_kernel_pattern_fill(void *rt, int32_t device, void *ptr, size_t size, uint64_t seed,
+                           void *stream) noexcept;
+int rt_kernel_pattern_check(void *rt, int32_t device, const void *ptr, size_t size, uint64_t seed,
+                            uint64_t *mismatches, void *stream) noexcept;
+int rt_kernel_copy(void *rt, int32_t device, void *dst, const void *src, size_t size,
+                   void *stream) noexcept;
+int rt_kernel_triad(void *rt, int32_t device, double *a, const double *b, const double *c,
+                    double scalar, size_t size, void *stream) noexcept;
+int rt_kernel_atomic_add(void *rt, int32_t device, uint64_t *counters, size_t count,
+                         uint32_t iterations, void *stream) noexcept;
+#endif
+
+} // namespace tidal::hip

@@ -1,0 +1,70 @@
+// The validation kernels of kernels/ (built by hipcc into tidal_kernels_hip_lib), run on the
+// asked device. Compiled only with TIDAL_HAVE_HIP_KERNELS; without it the table leaves the
+// kernel entries NULL and the core reports TIDAL_ERROR_NOT_SUPPORTED.
+#include <hip/hip_runtime_api.h>
+
+#include "hip_device_scope.h"
+#include "hip_entry_points.h"
+#include "hip_errors.h"
+#include "kernel_launch.h"
+
+namespace tidal::hip {
+
+namespace {
+
+// The launchers take no device: a kernel goes to the device of its stream, and on the NULL
+// stream to the current device, so `device` is made current around the launch.
+template <typename Launch>
+int on_device(int32_t device, Launch &&launch) noexcept
+{
+    return guarded([&] {
+        const DeviceScope scope(device);
+        if (scope.status() != hipSuccess)
+            return static_cast<int>(scope.status());
+        return launch();
+    });
+}
+
+} // namespace
+
+int rt_kernel_touch(void *, int32_t device, void *ptr, size_t size, int32_t write,
+                    void *stream) noexcept
+{
+    return on_device(device, [&] { return tidal_kernel_touch(ptr, size, write, stream); });
+}
+
+int rt_kernel_pattern_fill(void *, int32_t device, void *ptr, size_t size, uint64_t seed,
+                           void *stream) noexcept
+{
+    return on_device(device, [&] { return tidal_kernel_pattern_fill(ptr, size, seed, stream); });
+}
+
+int rt_kernel_pattern_check(void *, int32_t device, const void *ptr, size_t size, uint64_t seed,
+                            uint64_t *mismatches, void *stream) noexcept
+{
+    return on_device(device, [&] {
+        return tidal_kernel_pattern_check(ptr, size, seed, mismatches, stream);
+    });
+}
+
+int rt_kernel_copy(void *, int32_t device, void *dst, const void *src, size_t size,
+                   void *stream) noexcept
+{
+    return on_device(device, [&] { return tidal_kernel_copy(dst, src, size, stream); });
+}
+
+int rt_kernel_triad(void *, int32_t device, double *a, const double *b, const double *c,
+                    double scalar, size_t size, void *stream) noexcept
+{
+    return on_device(device, [&] { return tidal_kernel_triad(a, b, c, scalar, size, stream); });
+}
+
+int rt_kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t count,
+                         uint32_t iterations, void *stream) noexcept
+{
+    return on_device(device, [&] {
+        return tidal_kernel_atomic_add(counters, count, iterations, stream);
+    });
+}
+
+} // namespace tidal::hip

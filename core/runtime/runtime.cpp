@@ -1,0 +1,70 @@
+#include "runtime/runtime.h"
+
+#include <fmt/format.h>
+
+#include "runtime/topology.h"
+#include "status/error_table.h"
+
+namespace tidal {
+
+Runtime::Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
+                 std::optional<SharedLibrary> module)
+    : ops_(ops), instance_(instance), detail_(std::move(detail)), module_(std::move(module))
+{
+    int32_t count = 0;
+    check(ops_->device_count(instance_, &count), "counting devices");
+    props_.resize(static_cast<size_t>(count));
+    for (int32_t d = 0; d < count; ++d) {
+        tidal_rt_device_props &p = props_[static_cast<size_t>(d)];
+        p = {};
+        p.struct_size = sizeof(p);
+        p.numa_node = -1;
+        check(ops_->device_props(instance_, d, &p), fmt::format("reading the properties of device {}", d));
+        if (p.numa_node < 0 && p.pci_bus_id[0] != '\0')
+            p.numa_node = Topology::numa_node_of_pci(p.pci_bus_id);
+    }
+}
+
+Runtime::~Runtime()
+{
+    if (instance_)
+        ops_->destroy(instance_);
+}
+
+void Runtime::check(int native, const std::string &what) const
+{
+    if (native != 0)
+        throw ErrorTable::translate(ops_->family, native, ops_->error_name(native),
+                                    fmt::format("{} failed on the {} runtime", what, ops_->name));
+}
+
+std::string Runtime::native_name(int native) const { return ops_->error_name(native); }
+
+void *Runtime::alloc(tidal_kind kind, int32_t device, size_t size)
+{
+    void *out = nullptr;
+    check(ops_->alloc(instance_, kind, device, size, &out),
+          fmt::format("allocating {} bytes of {} memory on device {}", size, tidal_kind_name(kind), device));
+    return out;
+}
+
+int Runtime::free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept
+{
+    return ops_->free(instance_, kind, device, ptr, size);
+}
+
+void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location)
+{
+    if (!ops_->advise)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime takes no memory advice", ops_->name));
+    check(ops_->advise(instance_, ptr, size, advice, location),
+          fmt::format("memory advice {} on {} bytes at {}", static_cast<int>(advice), size, ptr));
+}
+
+void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    check(ops_->mem_info(instance_, device, free_bytes, total_bytes),
+          fmt::format("reading the memory of device {}", device));
+}
+
+} // namespace tidal

@@ -1,0 +1,52 @@
+// The core's handle on one device runtime: the ops table, its instance, the module it came
+// from (if any), and the device properties read once at start. Every call checks the native
+// code and throws a translated tidal::Error, so the rest of the core never sees a native code.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/runtime_contract.h"
+#include "runtime/shared_library.h"
+
+namespace tidal {
+
+class Runtime {
+public:
+    // Takes ownership of `instance` (destroyed through ops->destroy) and of `module`.
+    Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
+            std::optional<SharedLibrary> module = std::nullopt);
+    ~Runtime();
+    Runtime(const Runtime &) = delete;
+    Runtime &operator=(const Runtime &) = delete;
+
+    const char *name() const noexcept { return ops_->name; }
+    const std::string &detail() const noexcept { return detail_; }
+    tidal_rt_family family() const noexcept { return ops_->family; }
+    const tidal_rt_ops &ops() const noexcept { return *ops_; }
+    void *instance() const noexcept { return instance_; }
+
+    int32_t device_count() const noexcept { return static_cast<int32_t>(props_.size()); }
+    const tidal_rt_device_props &props(int32_t device) const { return props_.at(device); }
+
+    void *alloc(tidal_kind kind, int32_t device, size_t size);
+    // Frees without throwing: teardown paths must go on. Returns the native code.
+    int free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept;
+    void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location);
+    void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+    // Throws the translated error for a non-zero native code.
+    void check(int native, const std::string &what) const;
+    std::string native_name(int native) const;
+
+private:
+    const tidal_rt_ops *ops_;
+    void *instance_;
+    std::string detail_;
+    std::optional<SharedLibrary> module_; // destroyed after the instance
+    std::vector<tidal_rt_device_props> props_;
+};
+
+} // namespace tidal

@@ -1,0 +1,179 @@
+/*
+ * The device-runtime contract: the one interface behind which a GPU API lives.
+ *
+ * Every device runtime — the built-in simulated device (core/runtime/sim), the HIP module
+ * (tidal-runtime-hip.so) and the CUDA module (tidal-runtime-cuda.so) — fills one
+ * tidal_rt_ops table. Modules export TIDAL_RT_ENTRY_SYMBOL; the core offers the highest
+ * TIDAL_RT_ABI_VERSION it speaks and the module answers with its own; a mismatch is a clear
+ * error naming the module file, never a crash. This header is internal to tidal (not
+ * installed): runtimes are built from this tree, so the version check guards against a stale
+ * module left next to a newer library, not against third parties.
+ *
+ * Rules every implementation keeps (mimalloc prim.h style):
+ *  - Plain C across the boundary; no exception escapes an entry point.
+ *  - Every entry point returns a NATIVE error code: 0 = success, otherwise the runtime's own
+ *    number (hipError_t / cudaError_t; the simulated device uses HIP's numbers). The core
+ *    turns it into a tidal_status through its one translation table (core/status) using
+ *    `family` and error_name().
+ *  - Preconditions the core guarantees, so runtimes need not re-check: `rt` is the instance
+ *    create() returned; device indices are in [0, device_count); sizes are > 0 and do not
+ *    overflow; pointers passed to free()/prefetch()/advise() came from this runtime's alloc()
+ *    with the same kind and device, and are freed once.
+ *  - Postconditions runtimes guarantee: on success out-parameters are set; on failure nothing
+ *    was allocated and out-pointers are untouched. alloc() returns memory aligned to at least
+ *    256 bytes (device kinds) or 64 bytes (host kinds); the core over-allocates for more.
+ *  - Thread safety: every entry point may be called from several threads at once.
+ *  - Streams and events are opaque handles; NULL stream = the runtime's default stream.
+ *    Kernel entry points are asynchronous on their stream unless stated otherwise.
+ *  - An optional entry point may be NULL; the core then reports TIDAL_ERROR_NOT_SUPPORTED.
+ */
+#ifndef TIDAL_RUNTIME_CONTRACT_H
+#define TIDAL_RUNTIME_CONTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tidal/policy.h" /* tidal_options / tidal_options_api for module options */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDAL_RT_ABI_VERSION 1
+#define TIDAL_RT_ENTRY_SYMBOL "tidal_runtime_negotiate"
+
+/* Which error numbering a runtime's native codes follow. */
+typedef enum tidal_rt_family {
+    TIDAL_RT_FAMILY_HIP = 1,  /* hipError_t (also used by the simulated device) */
+    TIDAL_RT_FAMILY_CUDA = 2  /* cudaError_t */
+} tidal_rt_family;
+
+/* Allocation kinds, numbered as tidal_kind (AUTO never reaches a runtime). */
+
+typedef struct tidal_rt_device_props {
+    size_t struct_size;
+    char name[128];
+    char arch[64];
+    char pci_bus_id[32];        /* "" when unknown; the core looks up the NUMA node with hwloc */
+    uint64_t total_memory;
+    uint64_t page_size;         /* managed-memory migration granularity */
+    uint64_t l2_size;
+    int32_t managed;            /* attribute as the runtime reports it */
+    int32_t concurrent_managed;
+    int32_t pageable_access;
+    int32_t migrates_on_fault;  /* the runtime's verdict from the facts, see hip-memory-facts */
+    int32_t host_native_atomics;
+    int32_t fine_grained;       /* AMD fine/coarse-grained kinds exist */
+    int32_t xnack;              /* tidal_xnack */
+    int32_t numa_node;          /* -1 unknown (the core may refine it) */
+    int32_t simulated;
+} tidal_rt_device_props;
+
+/* Range attributes (query_range). */
+typedef enum tidal_rt_range_attr {
+    TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION = 1, /* device index, -1 host, -2 unknown */
+    TIDAL_RT_ATTR_PREFERRED_LOCATION = 2,     /* device index, -1 host, -2 none */
+    TIDAL_RT_ATTR_READ_MOSTLY = 3,            /* 0/1 */
+    TIDAL_RT_ATTR_COHERENCY_MODE = 4          /* AMD: 0 fine, 1 coarse, 2 indeterminate */
+} tidal_rt_range_attr;
+
+/* Advice (advise). `device` is the location for PREFERRED/ACCESSED_BY; -1 = host. */
+typedef enum tidal_rt_advice {
+    TIDAL_RT_ADVISE_SET_READ_MOSTLY = 1,
+    TIDAL_RT_ADVISE_UNSET_READ_MOSTLY = 2,
+    TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION = 3,
+    TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+    TIDAL_RT_ADVISE_SET_ACCESSED_BY = 5,
+    TIDAL_RT_ADVISE_UNSET_ACCESSED_BY = 6,
+    TIDAL_RT_ADVISE_SET_COARSE_GRAIN = 100,
+    TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN = 101
+} tidal_rt_advice;
+
+#define TIDAL_RT_LOCATION_HOST (-1)
+
+typedef struct tidal_rt_ops {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const char *name;          /* "sim", "hip", "cuda" */
+    tidal_rt_family family;
+
+    /* Lifecycle. create() may fail with the runtime's no-device code; the core then reports
+     * TIDAL_ERROR_NO_DEVICE (or falls back to sim for runtime = "auto"). `options` is the
+     * configuration table [runtime.NAME] (may be empty). `detail` (capacity bytes) gets a
+     * one-line description such as the runtime and driver versions. */
+    int (*create)(const tidal_options *options, const tidal_options_api *api, void **rt,
+                  char *detail, size_t detail_capacity);
+    void (*destroy)(void *rt);
+    const char *(*error_name)(int native);   /* never NULL */
+    const char *(*error_string)(int native); /* never NULL */
+
+    /* Devices. */
+    int (*device_count)(void *rt, int32_t *count);
+    int (*device_props)(void *rt, int32_t device, tidal_rt_device_props *props);
+    int (*mem_info)(void *rt, int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+    /* Memory. `kind` is a tidal_kind other than AUTO; `device` is ignored for host kinds
+     * unless NUMA placement is asked. Pageable memory comes from the runtime too so the
+     * simulated device can account for it; GPU runtimes use the C library. */
+    int (*alloc)(void *rt, int32_t kind, int32_t device, size_t size, void **out);
+    int (*free)(void *rt, int32_t kind, int32_t device, void *ptr, size_t size);
+    int (*host_register)(void *rt, void *ptr, size_t size);          /* optional */
+    int (*host_unregister)(void *rt, void *ptr);                     /* optional */
+    /* What the runtime itself says a pointer is: *kind a tidal_kind (PAGEABLE for unknown
+     * host memory), *device the owning device or TIDAL_DEVICE_HOST. */
+    int (*pointer_kind)(void *rt, const void *ptr, int32_t *kind, int32_t *device);
+
+    /* Migration and advice (managed kinds). location: device index or TIDAL_RT_LOCATION_HOST. */
+    int (*prefetch)(void *rt, const void *ptr, size_t size, int32_t location, void *stream);
+    int (*advise)(void *rt, const void *ptr, size_t size, int32_t advice, int32_t location);
+    int (*query_range)(void *rt, const void *ptr, size_t size, int32_t attr, int32_t *value);
+
+    /* Copies: any direction; stream NULL = synchronous with respect to the host. */
+    int (*memcpy)(void *rt, void *dst, const void *src, size_t size, void *stream);
+    int (*memset)(void *rt, void *dst, int value, size_t size, void *stream);
+
+    /* Streams and events. */
+    int (*stream_create)(void *rt, int32_t device, void **stream);
+    int (*stream_destroy)(void *rt, void *stream);
+    int (*stream_synchronize)(void *rt, void *stream);
+    int (*event_create)(void *rt, int32_t device, void **event);
+    int (*event_destroy)(void *rt, void *event);
+    int (*event_record)(void *rt, void *event, void *stream);
+    int (*stream_wait_event)(void *rt, void *stream, void *event);
+    int (*event_synchronize)(void *rt, void *event);
+    int (*event_elapsed_ms)(void *rt, void *start, void *end, float *ms);
+    int (*device_synchronize)(void *rt, int32_t device);
+
+    /* Validation kernels (kernels/), run by `device` on `stream`; all optional. Sizes are
+     * bytes and multiples of 8 unless stated; pointers 8-byte aligned.
+     *  touch:         read (write=0) or read-and-write (write=1) one word of every 4 KiB.
+     *  pattern_fill:  word i of the range = f(seed, i) for an address-derived pattern.
+     *  pattern_check: counts words that differ from f(seed, i); synchronous.
+     *  copy:          dst = src, vectorised.
+     *  triad:         a = b + scalar * c over doubles (size = bytes of each array).
+     *  atomic_add:    `iterations` rounds of atomicAdd(1) to each of `count` uint64 counters. */
+    int (*kernel_touch)(void *rt, int32_t device, void *ptr, size_t size, int32_t write, void *stream);
+    int (*kernel_pattern_fill)(void *rt, int32_t device, void *ptr, size_t size, uint64_t seed,
+                               void *stream);
+    int (*kernel_pattern_check)(void *rt, int32_t device, const void *ptr, size_t size,
+                                uint64_t seed, uint64_t *mismatches, void *stream);
+    int (*kernel_copy)(void *rt, int32_t device, void *dst, const void *src, size_t size,
+                       void *stream);
+    int (*kernel_triad)(void *rt, int32_t device, double *a, const double *b, const double *c,
+                        double scalar, size_t size, void *stream);
+    int (*kernel_atomic_add)(void *rt, int32_t device, uint64_t *counters, size_t count,
+                             uint32_t iterations, void *stream);
+} tidal_rt_ops;
+
+/*! A module's one exported symbol.
+ *  @core_abi   the highest TIDAL_RT_ABI_VERSION the core speaks.
+ *  @chosen_abi out: the version the module implements.
+ *  @ops        out: the module's static table (lives as long as the module is loaded).
+ *  @return 0, or a non-zero value when the module cannot serve `core_abi`. */
+typedef int (*tidal_rt_negotiate_fn)(uint32_t core_abi, uint32_t *chosen_abi,
+                                     const tidal_rt_ops **ops);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIDAL_RUNTIME_CONTRACT_H */

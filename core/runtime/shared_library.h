@@ -1,0 +1,41 @@
+// A dlopen'ed shared object, closed when the owner goes. One piece of code for both kinds of
+// plugin tidal loads: policy plugins and device-runtime modules.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tidal {
+
+class SharedLibrary {
+public:
+    SharedLibrary() = default;
+    // Opens `path` with RTLD_NOW | RTLD_LOCAL. On failure, valid() is false and error() says why.
+    explicit SharedLibrary(const std::filesystem::path &path);
+    ~SharedLibrary();
+    SharedLibrary(SharedLibrary &&other) noexcept;
+    SharedLibrary &operator=(SharedLibrary &&other) noexcept;
+    SharedLibrary(const SharedLibrary &) = delete;
+    SharedLibrary &operator=(const SharedLibrary &) = delete;
+
+    bool valid() const noexcept { return handle_ != nullptr; }
+    const std::string &error() const noexcept { return error_; }
+    const std::filesystem::path &path() const noexcept { return path_; }
+    // The address of an exported symbol, or nullptr (error() then says why).
+    void *symbol(const char *name);
+
+    // The folder holding the binary that contains libtidal's code (libtidal.so itself, or a
+    // test executable linking the core statically).
+    static std::filesystem::path own_directory();
+    // The first `folders[i] / file_name` that exists.
+    static std::filesystem::path find_in(const std::vector<std::filesystem::path> &folders,
+                                         const std::string &file_name);
+
+private:
+    void *handle_ = nullptr;
+    std::filesystem::path path_;
+    std::string error_;
+};
+
+} // namespace tidal

@@ -1,0 +1,58 @@
+#include "runtime/sim/cost_model.h"
+
+#include "tidal/tidal.h"
+
+namespace tidal::sim {
+
+double CostModel::copy(Endpoint src, Endpoint dst, uint64_t bytes) const
+{
+    double bandwidth = p_.host_memcpy_bw;
+    if (src == Endpoint::device && dst == Endpoint::device)
+        bandwidth = p_.d2d_bw;
+    else if (dst == Endpoint::device)
+        bandwidth = src == Endpoint::pinned ? p_.h2d_pinned_bw : p_.h2d_pageable_bw;
+    else if (src == Endpoint::device)
+        bandwidth = dst == Endpoint::pinned ? p_.d2h_pinned_bw : p_.d2h_pageable_bw;
+    return transfer(bytes, bandwidth) + p_.copy_latency;
+}
+
+double CostModel::fill(Endpoint dst, uint64_t bytes) const
+{
+    const double bandwidth = dst == Endpoint::device ? p_.d2d_bw : p_.host_memcpy_bw;
+    return transfer(bytes, bandwidth) + p_.copy_latency;
+}
+
+double CostModel::prefetch(uint64_t h2d_bytes, uint64_t d2h_bytes, uint64_t peer_bytes) const
+{
+    if (h2d_bytes + d2h_bytes + peer_bytes == 0)
+        return 0.0;
+    return transfer(h2d_bytes, p_.prefetch_h2d_bw) + transfer(d2h_bytes, p_.prefetch_d2h_bw) +
+           transfer(peer_bytes, p_.d2d_bw) + p_.copy_latency;
+}
+
+double CostModel::fault(uint64_t bytes) const
+{
+    return transfer(bytes, p_.fault_bw) + p_.fault_latency;
+}
+
+double CostModel::zero_copy(uint64_t bytes) const { return transfer(bytes, p_.zero_copy_bw); }
+
+double CostModel::device_traffic(uint64_t bytes) const { return transfer(bytes, p_.d2d_bw); }
+
+double CostModel::alloc(int32_t kind) const
+{
+    switch (kind) {
+    case TIDAL_KIND_DEVICE:
+    case TIDAL_KIND_DEVICE_FINE:
+        return p_.alloc_latency_device;
+    case TIDAL_KIND_PINNED:
+        return p_.alloc_latency_pinned;
+    case TIDAL_KIND_MANAGED:
+    case TIDAL_KIND_MANAGED_COARSE:
+        return p_.alloc_latency_managed;
+    default:
+        return 0.0; // malloc: not what the profile measures
+    }
+}
+
+} // namespace tidal::sim

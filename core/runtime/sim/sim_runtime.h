@@ -1,0 +1,201 @@
+// The simulated device: one instance behind the `void *rt` of the "sim" runtime.
+//
+// Memory is real host memory, so programs read and write what they allocate; everything a
+// GPU would add on top — capacity, page residency of managed memory, migration on fault,
+// XNACK, link bandwidths, streams — is modelled, deterministically, from a SimProfile.
+// Kernels run on the calling thread; time is simulated (see SimClock for the stream model).
+//
+// Thread safety: every public member may be called from several threads at once. One mutex
+// per instance serialises them, real copies and kernels included: simple to reason about,
+// and the simulated clock, not wall time, is what the simulated device is judged by.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "config/settings.h"
+#include "runtime/runtime_contract.h"
+#include "runtime/sim/cost_model.h"
+#include "runtime/sim/fault_injector.h"
+#include "runtime/sim/page_mask.h"
+#include "runtime/sim/sim_allocation.h"
+#include "runtime/sim/sim_clock.h"
+
+namespace tidal::sim {
+
+// Running totals for one device (or for the host: see SimRuntime::host_counters).
+struct SimCounters {
+    uint64_t allocations = 0;         // successful alloc() calls placed on it
+    uint64_t frees = 0;
+    uint64_t bytes_migrated_h2d = 0;  // managed bytes moved host -> this device (prefetch, fault)
+    uint64_t bytes_migrated_d2h = 0;  // managed bytes moved this device -> host
+    uint64_t bytes_migrated_peer = 0; // managed bytes moved into this device from another one
+    uint64_t faults = 0;              // serviced page faults that migrated or duplicated a page
+    uint64_t fatal_faults = 0;        // illegal accesses (hipErrorIllegalAddress)
+    uint64_t zero_copy_bytes = 0;     // kernel traffic over the link without migration
+    uint64_t peer_bytes = 0;          // kernel traffic to another device's memory
+    uint64_t copy_bytes_h2d = 0;      // memcpy traffic into this device from the host
+    uint64_t copy_bytes_d2h = 0;      // memcpy traffic from this device to the host
+    uint64_t oversubscribed = 0;      // faults that found the device full and ran zero-copy
+    uint64_t peak_resident_bytes = 0;
+};
+
+// One entry of the fault log: an access the device could not make, or an injected failure.
+struct FaultRecord {
+    enum class Type { illegal_address, injected };
+    Type type = Type::illegal_address;
+    double time = 0.0;          // simulated seconds
+    int32_t device = -2;        // the device that faulted; -2 for injected faults
+    uintptr_t address = 0;      // first byte of the offending range (illegal_address)
+    std::string operation;      // "kernel", "alloc", ...
+    uint64_t call = 0;          // the operation's call number (injected)
+    int native_error = 0;
+};
+
+class SimRuntime {
+public:
+    // The log keeps the first entries only, so a runaway test cannot eat the host's memory.
+    static constexpr std::size_t kFaultLogCapacity = 4096;
+
+    // Throws std::invalid_argument (message says which setting) for settings it cannot
+    // simulate, std::bad_alloc when the host is out of memory. Injected "create" faults are
+    // sim_create's business, not the constructor's.
+    explicit SimRuntime(const SimSettings &settings);
+    ~SimRuntime();
+    SimRuntime(const SimRuntime &) = delete;
+    SimRuntime &operator=(const SimRuntime &) = delete;
+
+    // ---- Entry points: one per tidal_rt_ops member, same arguments, native HIP codes.
+    int device_count(int32_t *count) const;
+    int device_props(int32_t device, tidal_rt_device_props *props) const;
+    int mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes) const;
+    int alloc(int32_t kind, int32_t device, size_t size, void **out);
+    int free(int32_t kind, int32_t device, void *ptr, size_t size);
+    int host_register(void *ptr, size_t size);
+    int host_unregister(void *ptr);
+    int pointer_kind(const void *ptr, int32_t *kind, int32_t *device) const;
+    int prefetch(const void *ptr, size_t size, int32_t location, void *stream);
+    int advise(const void *ptr, size_t size, int32_t advice, int32_t location);
+    int query_range(const void *ptr, size_t size, int32_t attr, int32_t *value) const;
+    int memcpy(void *dst, const void *src, size_t size, void *stream);
+    int memset(void *dst, int value, size_t size, void *stream);
+    int stream_create(int32_t device, void **stream);
+    int stream_destroy(void *stream);
+    int stream_synchronize(void *stream);
+    int event_create(int32_t device, void **event);
+    int event_destroy(void *event);
+    int event_record(void *event, void *stream);
+    int stream_wait_event(void *stream, void *event);
+    int event_synchronize(void *event);
+    int event_elapsed_ms(void *start, void *end, float *ms) const;
+    int device_synchronize(int32_t device);
+    int kernel_touch(int32_t device, void *ptr, size_t size, int32_t write, void *stream);
+    int kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint64_t seed, void *stream);
+    int kernel_pattern_check(int32_t device, const void *ptr, size_t size, uint64_t seed,
+                             uint64_t *mismatches, void *stream);
+    int kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream);
+    int kernel_triad(int32_t device, double *a, const double *b, const double *c, double scalar,
+                     size_t size, void *stream);
+    int kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations,
+                          void *stream);
+
+    // ---- Introspection for tests and telemetry: consistent snapshots, thread-safe.
+    // Members taking a device throw std::out_of_range for an index outside [0, devices()).
+    double clock_seconds() const;                 // SimClock::now()
+    SimCounters counters(int32_t device) const;   // device in [0, devices())
+    SimCounters host_counters() const;            // host kinds; migration fields stay 0
+    uint64_t resident_bytes(int32_t device) const; // what counts against the capacity
+    // Residency of every page of the managed allocation containing `ptr` (interior pointers
+    // too); empty when `ptr` is not in a managed allocation.
+    std::vector<PageMask> page_residency(const void *ptr) const;
+    // Residency of the one page containing `ptr`; nullopt when not managed.
+    std::optional<PageMask> page_at(const void *ptr) const;
+    std::vector<FaultRecord> fault_log() const;
+    uint64_t fault_log_dropped() const;
+    uint64_t calls(Operation op) const { return faults_.calls(op); }
+
+    int32_t devices() const noexcept { return devices_; }
+    uint64_t capacity() const noexcept { return capacity_; }
+    uint64_t page_size() const noexcept { return page_size_; }
+    bool xnack() const noexcept { return xnack_; }
+    bool amd() const noexcept { return amd_; }
+    const SimProfile &profile() const noexcept { return profile_; }
+    FaultInjector &fault_injector() noexcept { return faults_; }
+    // "simulated: profile h200, 1 device(s), 16 GiB, xnack on"
+    std::string describe() const;
+
+private:
+    // One range a kernel touches, and how much link traffic each of its bytes causes (a
+    // touch kernel reads one word per 4 KiB; an atomic loop hits each counter many times).
+    struct Access {
+        const void *ptr;
+        uint64_t size;
+        bool write;
+        double traffic_per_byte;
+    };
+    enum class Reach { own_device, peer_device, managed, link, illegal };
+    struct Target {
+        Reach reach = Reach::illegal;
+        SimAllocation *allocation = nullptr;
+    };
+    struct CopyEnd {
+        Endpoint endpoint = Endpoint::pageable;
+        int32_t device = -1;
+    };
+
+    // Everything below expects mutex_ held.
+    SimAllocation *find(const void *ptr) const;
+    SimAllocation *find_range(const void *ptr, uint64_t size) const;
+    bool registered(const void *ptr, uint64_t size) const;
+    int lookup_stream(void *handle, SimStream **out) const;
+    int lookup_event(void *handle, SimEvent **out) const;
+    bool valid_location(int32_t location) const;
+    int injected(Operation op);
+    void log_fault(FaultRecord record);
+
+    void set_page(SimAllocation &a, std::size_t page, PageMask mask);
+    bool fits(int32_t device, uint64_t bytes) const;
+    PageMask collapse(PageMask mask, int32_t keep) const;
+
+    Target classify_access(int32_t device, const Access &access) const;
+    double apply_access(int32_t device, const Access &access, const Target &target);
+    double apply_managed_access(int32_t device, SimAllocation &a, const Access &access);
+    int kernel_prologue(int32_t device, void *stream, bool arguments_ok, SimStream **out);
+    template <typename Work>
+    int run_kernel(int32_t device, SimStream *stream, std::initializer_list<Access> accesses,
+                   bool synchronous, Work &&work);
+
+    int classify_copy_end(const void *ptr, uint64_t size, CopyEnd *out) const;
+    void count_copy(const CopyEnd &src, const CopyEnd &dst, uint64_t bytes);
+
+    SimProfile profile_;
+    int32_t devices_;
+    uint64_t capacity_;
+    uint64_t page_size_;
+    bool xnack_;
+    bool amd_;
+    CostModel cost_;
+    FaultInjector faults_;
+
+    mutable std::mutex mutex_;
+    SimClock clock_;
+    std::map<uintptr_t, std::unique_ptr<SimAllocation>> allocations_; // by base address
+    std::map<uintptr_t, uint64_t> registered_;                         // base -> size
+    std::unordered_set<SimStream *> streams_;
+    std::unordered_set<SimEvent *> events_;
+    std::vector<uint64_t> resident_; // per device
+    std::vector<SimCounters> counters_;
+    SimCounters host_counters_;
+    std::vector<FaultRecord> fault_log_;
+    uint64_t fault_log_dropped_ = 0;
+};
+
+} // namespace tidal::sim

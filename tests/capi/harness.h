@@ -1,0 +1,100 @@
+/*
+ * What every black-box test of the C ABI needs beyond cmocka: a clean environment, contexts
+ * built from TOML text with the test folders substituted in, and assertions on statuses and
+ * messages that print tidal_last_error() when they fail.
+ *
+ * Include order in a test: harness.h first (it pulls cmocka.h in the order cmocka needs).
+ */
+#ifndef TIDAL_TESTS_CAPI_HARNESS_H
+#define TIDAL_TESTS_CAPI_HARNESS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tidal/tidal.h"
+
+/* Removes every TIDAL_* variable except TIDAL_TEST_* and TIDAL_LOG_LEVEL, so a developer's
+ * own TIDAL_CONFIG or TIDAL_RUNTIME cannot change what a test sees. Call first in main(). */
+void harness_isolate_environment(void);
+
+/* The value of a TIDAL_TEST_* variable meson sets; fails the test when it is missing
+ * (the test was started outside `meson test`). */
+const char *harness_required_env(const char *name);
+
+/* printf into a new heap string; the caller frees it. Never NULL (aborts on ENOMEM). */
+char *harness_format(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* `path` as a TOML basic string, quotes included; the caller frees it. */
+char *harness_toml_string(const char *path);
+
+/* A context from TOML text; fails the test (showing tidal_last_error) when creation fails. */
+tidal_context *harness_context(const char *toml);
+
+/* The same with one printf-style substitution step, for configs that name test folders. */
+tidal_context *harness_context_format(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* A fresh private folder under $TMPDIR (or /tmp); the caller frees the string. */
+char *harness_temp_dir(void);
+/* Writes `contents` to dir/name; returns the new file's path (caller frees). */
+char *harness_write_file(const char *dir, const char *name, const char *contents);
+/* Removes a folder and the plain files and links directly inside it. */
+void harness_remove_dir(const char *dir);
+
+/* 1 when `text` contains `needle`; `ignore_case` compares ASCII letters without case. */
+int harness_contains(const char *text, const char *needle, int ignore_case);
+/* 1 when `text` contains `number` as a whole decimal number (not part of a longer one). */
+int harness_contains_number(const char *text, long number);
+
+/* Fills `size` bytes with a pattern derived from `seed`; 1 when they still hold it. */
+void harness_fill(void *ptr, size_t size, unsigned seed);
+int harness_holds(const void *ptr, size_t size, unsigned seed);
+
+/* The default simulated context most tests use: one simulated H200. */
+#define HARNESS_SIM_CONFIG "runtime = \"sim\"\n"
+
+/* cmocka setup/teardown storing a HARNESS_SIM_CONFIG context in *state. */
+int harness_setup_sim(void **state);
+int harness_teardown_context(void **state);
+
+void harness_fail_status(const char *file, int line, const char *call, tidal_status got,
+                         tidal_status expected, const char *last_error);
+void harness_fail_contains(const char *file, int line, const char *what, const char *text,
+                           const char *needle);
+
+/* Asserts a call's status; on a mismatch prints both status names and tidal_last_error(). */
+#define assert_status(call, expected)                                                          \
+    do {                                                                                       \
+        tidal_status harness_got_ = (call);                                                    \
+        tidal_status harness_expected_ = (expected);                                           \
+        if (harness_got_ != harness_expected_)                                                 \
+            harness_fail_status(__FILE__, __LINE__, #call, harness_got_, harness_expected_,    \
+                                tidal_last_error());                                           \
+    } while (0)
+
+#define assert_ok(call) assert_status((call), TIDAL_OK)
+
+/* Asserts that a string contains a fragment (case-sensitive). */
+#define assert_contains(text, needle)                                                          \
+    do {                                                                                       \
+        const char *harness_text_ = (text);                                                    \
+        const char *harness_needle_ = (needle);                                                \
+        if (!harness_contains(harness_text_, harness_needle_, 0))                              \
+            harness_fail_contains(__FILE__, __LINE__, #text, harness_text_, harness_needle_);  \
+    } while (0)
+
+/* Asserts that tidal_last_error() contains a fragment. */
+#define assert_last_error_contains(needle) assert_contains(tidal_last_error(), (needle))
+
+#endif /* TIDAL_TESTS_CAPI_HARNESS_H */

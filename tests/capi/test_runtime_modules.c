@@ -1,0 +1,182 @@
+/* Loadable device-runtime modules: the fake module of tests/runtime/fake, modules that must be
+ * rejected (tests/runtime/mismatch, tests/runtime/nosymbol), and the real ones where built. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NOT_NULL_SENTINEL ((tidal_context *)(uintptr_t)0x10)
+
+/* runtime = "hip" with the module folder named by the environment variable `dir_variable`. */
+static char *hip_config(const char *dir_variable)
+{
+    char *dir = harness_toml_string(harness_required_env(dir_variable));
+    char *toml = harness_format("runtime = \"hip\"\nruntime_path = [%s]\n", dir);
+    free(dir);
+    return toml;
+}
+
+/* Context creation must fail with `expected`; returns a copy of the message (caller frees). */
+static char *create_fails(const char *toml, tidal_status expected)
+{
+    tidal_context *ctx = NOT_NULL_SENTINEL;
+    tidal_status status = tidal_context_create_from_string(toml, &ctx);
+    char *message = harness_format("%s", tidal_last_error());
+    if (status != expected) {
+        if (status == TIDAL_OK)
+            tidal_context_destroy(ctx);
+        print_error("creating a context from\n%s\nreturned %s, expected %s; message: \"%s\"\n",
+                    toml, tidal_status_name(status), tidal_status_name(expected), message);
+        free(message);
+        fail();
+    }
+    assert_null(ctx);
+    return message;
+}
+
+static void test_fake_module_describes_its_device(void **state)
+{
+    (void)state;
+    char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_FAKE");
+    tidal_context *ctx = harness_context(toml);
+
+    tidal_system_info system = TIDAL_SYSTEM_INFO_INIT;
+    assert_ok(tidal_system_info_get(ctx, &system));
+    assert_string_equal(system.runtime, "hip");
+    assert_int_equal(system.device_count, 1);
+    /* The module's create() wrote this line into `detail`. */
+    assert_contains(system.runtime_detail, "fake");
+
+    tidal_device_info device = TIDAL_DEVICE_INFO_INIT;
+    assert_ok(tidal_device_info_get(ctx, 0, &device));
+    assert_string_equal(device.name, "Fake GPU");
+    assert_int_equal(device.index, 0);
+    assert_false(device.flags & TIDAL_DEVICE_FLAG_SIMULATED);
+    assert_int_equal(device.total_memory, (uint64_t)16 << 30);
+    tidal_device_info missing = TIDAL_DEVICE_INFO_INIT;
+    assert_status(tidal_device_info_get(ctx, 1, &missing), TIDAL_ERROR_NOT_FOUND);
+
+    assert_ok(tidal_context_destroy(ctx));
+    free(toml);
+}
+
+static void test_fake_module_allocates(void **state)
+{
+    (void)state;
+    char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_FAKE");
+    tidal_context *ctx = harness_context(toml);
+
+    const size_t size = 1 << 20;
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    desc.tag = "on the fake";
+    void *ptr = NULL;
+    assert_ok(tidal_alloc(ctx, size, &desc, &ptr));
+    assert_non_null(ptr);
+    /* The fake module backs device memory with malloc, so the test may touch it. */
+    harness_fill(ptr, size, 2);
+    assert_true(harness_holds(ptr, size, 2));
+
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    assert_ok(tidal_pointer_query(ctx, (unsigned char *)ptr + 10, &info));
+    assert_ptr_equal(info.base, ptr);
+    assert_int_equal(info.size, size);
+    assert_int_equal(info.kind, TIDAL_KIND_DEVICE);
+    assert_int_equal(info.device, 0);
+    assert_string_equal(info.tag, "on the fake");
+    assert_ok(tidal_free(ctx, ptr));
+    assert_status(tidal_free(ctx, ptr), TIDAL_ERROR_UNKNOWN_POINTER);
+
+    /* Leave one allocation live: destroy returns it to the module. */
+    assert_ok(tidal_alloc(ctx, 4096, &desc, &ptr));
+    assert_ok(tidal_context_destroy(ctx));
+    free(toml);
+}
+
+static void test_module_with_other_abi_is_rejected(void **state)
+{
+    (void)state;
+    char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_MISMATCH");
+    char *message = create_fails(toml, TIDAL_ERROR_RUNTIME);
+    assert_contains(message, "tidal-runtime-hip");
+    if (!harness_contains_number(message, 999))
+        fail_msg("the message does not name the module's ABI 999: \"%s\"", message);
+    free(message);
+    free(toml);
+}
+
+static void test_module_without_entry_symbol_is_rejected(void **state)
+{
+    (void)state;
+    char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_NOSYMBOL");
+    char *message = create_fails(toml, TIDAL_ERROR_RUNTIME);
+    assert_contains(message, "tidal_runtime_negotiate");
+    assert_contains(message, "tidal-runtime-hip");
+    free(message);
+    free(toml);
+}
+
+/* Without runtime_path the real HIP module is looked up where the library keeps modules. On
+ * this GPU-less machine it either is not there (not built) or reports no device. */
+static void test_real_hip_module_without_gpu(void **state)
+{
+    (void)state;
+    tidal_context *ctx = NOT_NULL_SENTINEL;
+    tidal_status status = tidal_context_create_from_string("runtime = \"hip\"\n", &ctx);
+    char *message = harness_format("%s", tidal_last_error());
+    if (status == TIDAL_OK) {
+        tidal_context_destroy(ctx);
+        free(message);
+        print_message("a HIP device answered; this check is for machines without one\n");
+        skip();
+    }
+    assert_null(ctx);
+    if (status == TIDAL_ERROR_NO_DEVICE) {
+        if (!harness_contains(message, "hip", 1))
+            fail_msg("NO_DEVICE without naming HIP: \"%s\"", message);
+    } else if (status == TIDAL_ERROR_RUNTIME) {
+        /* Not built, or built but its HIP library is absent (dlopen's own words). */
+        if (!harness_contains(message, "not found", 1) &&
+            !harness_contains(message, "cannot open shared object", 1))
+            fail_msg("RUNTIME error that is not a missing module: \"%s\"", message);
+    } else {
+        fail_msg("runtime = \"hip\" without a GPU returned %s: \"%s\"", tidal_status_name(status),
+                 message);
+    }
+    free(message);
+}
+
+static void test_auto_falls_back_to_sim(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"auto\"\n");
+    tidal_system_info system = TIDAL_SYSTEM_INFO_INIT;
+    assert_ok(tidal_system_info_get(ctx, &system));
+    if (strcmp(system.runtime, "sim") != 0) {
+        print_message("runtime \"auto\" found a real GPU runtime (%s); fallback not checked\n",
+                      system.runtime);
+        assert_ok(tidal_context_destroy(ctx));
+        skip();
+    }
+    assert_int_equal(system.device_count, 1);
+    tidal_device_info device = TIDAL_DEVICE_INFO_INIT;
+    assert_ok(tidal_device_info_get(ctx, 0, &device));
+    assert_true(device.flags & TIDAL_DEVICE_FLAG_SIMULATED);
+    assert_ok(tidal_context_destroy(ctx));
+}
+
+int main(void)
+{
+    harness_isolate_environment();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fake_module_describes_its_device),
+        cmocka_unit_test(test_fake_module_allocates),
+        cmocka_unit_test(test_module_with_other_abi_is_rejected),
+        cmocka_unit_test(test_module_without_entry_symbol_is_rejected),
+        cmocka_unit_test(test_real_hip_module_without_gpu),
+        cmocka_unit_test(test_auto_falls_back_to_sim),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

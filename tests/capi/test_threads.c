@@ -1,0 +1,219 @@
+/* One context shared by several threads: alloc / query / free interleaved at random.
+ * cmocka's assertions are not thread-safe, so workers record their first failure and the
+ * main thread asserts on the records. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define THREADS 8
+#define ITERATIONS 2000
+#define LIVE_SLOTS 12
+#define MAX_SIZE (64u * 1024u)
+
+struct slot {
+    unsigned char *ptr;
+    size_t size;
+    tidal_kind kind;
+    unsigned seed;
+};
+
+struct worker {
+    tidal_context *ctx;
+    int index;
+    unsigned rng;
+    long failures;
+    long operations;
+    char first_failure[512];
+    struct slot slots[LIVE_SLOTS];
+};
+
+static unsigned next_random(unsigned *state)
+{
+    /* xorshift32: each thread its own stream, no shared state. */
+    unsigned x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}
+
+static void record(struct worker *w, const char *what, tidal_status status)
+{
+    if (w->failures++ != 0)
+        return;
+    /* Copied before any other tidal call can replace it. */
+    char detail[384];
+    snprintf(detail, sizeof detail, "%s", status != TIDAL_OK ? tidal_last_error() : "");
+    snprintf(w->first_failure, sizeof w->first_failure, "thread %d: %s: %s (%d): %s", w->index,
+             what, tidal_status_name(status), (int)status, detail);
+}
+
+static int overlaps(const struct slot *a, const unsigned char *ptr, size_t size)
+{
+    return a->ptr != NULL && ptr < a->ptr + a->size && a->ptr < ptr + size;
+}
+
+static void release(struct worker *w, struct slot *s)
+{
+    if (!harness_holds(s->ptr, s->size, s->seed))
+        record(w, "contents changed while the allocation was live", TIDAL_OK);
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    tidal_status status = tidal_pointer_query(w->ctx, s->ptr + s->size / 2, &info);
+    if (status != TIDAL_OK)
+        record(w, "tidal_pointer_query (interior)", status);
+    else if (info.base != s->ptr || info.size != s->size || info.kind != s->kind)
+        record(w, "tidal_pointer_query reported another allocation", TIDAL_OK);
+    status = tidal_free(w->ctx, s->ptr);
+    if (status != TIDAL_OK)
+        record(w, "tidal_free", status);
+    s->ptr = NULL;
+}
+
+static void *work(void *arg)
+{
+    static const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED,
+                                       TIDAL_KIND_PAGEABLE, TIDAL_KIND_AUTO};
+    struct worker *w = arg;
+    char tag[32];
+    snprintf(tag, sizeof tag, "thread-%d", w->index);
+
+    for (int iteration = 0; iteration < ITERATIONS; ++iteration) {
+        struct slot *s = &w->slots[next_random(&w->rng) % LIVE_SLOTS];
+        if (s->ptr != NULL)
+            release(w, s);
+
+        size_t size = 1 + next_random(&w->rng) % MAX_SIZE;
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = kinds[next_random(&w->rng) % (sizeof kinds / sizeof kinds[0])];
+        desc.tag = tag;
+        void *ptr = NULL;
+        tidal_status status = tidal_alloc(w->ctx, size, &desc, &ptr);
+        ++w->operations;
+        if (status != TIDAL_OK || ptr == NULL) {
+            record(w, "tidal_alloc", status);
+            continue;
+        }
+        for (int i = 0; i < LIVE_SLOTS; ++i)
+            if (overlaps(&w->slots[i], ptr, size))
+                record(w, "a new allocation overlaps a live one of the same thread", TIDAL_OK);
+
+        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+        status = tidal_pointer_query(w->ctx, ptr, &info);
+        if (status != TIDAL_OK)
+            record(w, "tidal_pointer_query (base)", status);
+        else if (info.base != ptr || info.size != size || info.kind == TIDAL_KIND_AUTO ||
+                 (desc.kind != TIDAL_KIND_AUTO && info.kind != desc.kind) ||
+                 strcmp(info.tag, tag) != 0)
+            record(w, "tidal_pointer_query does not describe the new allocation", TIDAL_OK);
+
+        s->ptr = ptr;
+        s->size = size;
+        s->kind = info.kind;
+        s->seed = (unsigned)(w->index * ITERATIONS + iteration);
+        /* Every byte written: an allocation handed to two threads at once shows up as
+         * changed contents when either one releases it. */
+        harness_fill(s->ptr, s->size, s->seed);
+    }
+    for (int i = 0; i < LIVE_SLOTS; ++i)
+        if (w->slots[i].ptr != NULL)
+            release(w, &w->slots[i]);
+    return NULL;
+}
+
+static void test_threads_share_one_context(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context(HARNESS_SIM_CONFIG);
+    struct worker *workers = calloc(THREADS, sizeof *workers);
+    pthread_t threads[THREADS];
+    assert_non_null(workers);
+    for (int i = 0; i < THREADS; ++i) {
+        workers[i].ctx = ctx;
+        workers[i].index = i;
+        workers[i].rng = 0x9e3779b9u * (unsigned)(i + 1);
+        assert_int_equal(pthread_create(&threads[i], NULL, work, &workers[i]), 0);
+    }
+    for (int i = 0; i < THREADS; ++i)
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+
+    long failures = 0;
+    for (int i = 0; i < THREADS; ++i) {
+        if (workers[i].failures > 0)
+            print_error("%ld failures, first: %s\n", workers[i].failures,
+                        workers[i].first_failure);
+        failures += workers[i].failures;
+        assert_int_equal(workers[i].operations, ITERATIONS);
+    }
+    free(workers);
+    assert_int_equal(failures, 0);
+
+    /* Everything was freed: a probe allocation is the only live one. */
+    void *ptr = NULL;
+    assert_ok(tidal_alloc(ctx, 4096, NULL, &ptr));
+    assert_ok(tidal_free(ctx, ptr));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
+/* Contexts created and destroyed on several threads at once do not disturb each other. */
+static void *create_and_use(void *arg)
+{
+    struct worker *w = arg;
+    for (int round = 0; round < 20; ++round) {
+        tidal_context *ctx = NULL;
+        tidal_status status = tidal_context_create_from_string(HARNESS_SIM_CONFIG, &ctx);
+        if (status != TIDAL_OK) {
+            record(w, "tidal_context_create_from_string", status);
+            return NULL;
+        }
+        void *ptr = NULL;
+        status = tidal_alloc(ctx, 4096, NULL, &ptr);
+        if (status != TIDAL_OK)
+            record(w, "tidal_alloc", status);
+        else if ((status = tidal_free(ctx, ptr)) != TIDAL_OK)
+            record(w, "tidal_free", status);
+        if ((status = tidal_context_destroy(ctx)) != TIDAL_OK)
+            record(w, "tidal_context_destroy", status);
+        ++w->operations;
+    }
+    return NULL;
+}
+
+static void test_threads_create_their_own_contexts(void **state)
+{
+    (void)state;
+    struct worker *workers = calloc(THREADS, sizeof *workers);
+    pthread_t threads[THREADS];
+    assert_non_null(workers);
+    for (int i = 0; i < THREADS; ++i) {
+        workers[i].index = i;
+        assert_int_equal(pthread_create(&threads[i], NULL, create_and_use, &workers[i]), 0);
+    }
+    for (int i = 0; i < THREADS; ++i)
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+    long failures = 0;
+    for (int i = 0; i < THREADS; ++i) {
+        if (workers[i].failures > 0)
+            print_error("%ld failures, first: %s\n", workers[i].failures,
+                        workers[i].first_failure);
+        failures += workers[i].failures;
+        assert_int_equal(workers[i].operations, 20);
+    }
+    free(workers);
+    assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+    harness_isolate_environment();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_share_one_context),
+        cmocka_unit_test(test_threads_create_their_own_contexts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,735 @@
+// The simulated device, driven through its tidal_rt_ops table as the core drives it, with
+// the C++ accessors of SimRuntime to look inside. Every expected figure is worked out by hand
+// from the profile built in make_settings().
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pattern.h"
+#include "runtime/sim/sim_ops.h"
+#include "runtime/sim/sim_runtime.h"
+
+using tidal::SimSettings;
+using tidal::sim::FaultRecord;
+using tidal::sim::Operation;
+using tidal::sim::PageMask;
+using tidal::sim::SimRuntime;
+using tidal::sim::sim_create;
+using tidal::sim::sim_ops;
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kPage = 64 * 1024;
+constexpr int32_t kHost = TIDAL_DEVICE_HOST;
+
+// Round numbers so each expected time is a one-line sum.
+SimSettings make_settings(const std::string &vendor = "nvidia", bool xnack = true)
+{
+    SimSettings s;
+    s.devices = 1;
+    tidal::SimProfile &p = s.profile;
+    p.name = "test";
+    p.vendor = vendor;
+    p.device_name = vendor == "amd" ? "Simulated AMD MI250X" : "Simulated NVIDIA H200";
+    p.arch = vendor == "amd" ? "gfx90a:sramecc+:xnack-" : "sm_90";
+    p.capacity = 64 * kMiB;
+    p.page_size = kPage;
+    p.l2_size = 4 * kMiB;
+    p.xnack = xnack;
+    p.h2d_pageable_bw = 1e9;
+    p.h2d_pinned_bw = 4e9;
+    p.d2h_pageable_bw = 2e9;
+    p.d2h_pinned_bw = 8e9;
+    p.d2d_bw = 100e9;
+    p.prefetch_h2d_bw = 5e9;
+    p.prefetch_d2h_bw = 2.5e9;
+    p.fault_bw = 1e9;
+    p.zero_copy_bw = 0.5e9;
+    p.host_memcpy_bw = 10e9;
+    p.copy_latency = 1e-5;
+    p.kernel_latency = 5e-6;
+    p.fault_latency = 2e-5;
+    p.alloc_latency_device = 1e-4;
+    p.alloc_latency_pinned = 1e-3;
+    p.alloc_latency_managed = 2e-5;
+    return s;
+}
+
+struct Sim {
+    const tidal_rt_ops *ops = sim_ops();
+    void *rt = nullptr;
+    std::string detail;
+
+    explicit Sim(const SimSettings &settings)
+    {
+        char text[160] = {};
+        const int rc = sim_create(settings, &rt, text, sizeof text);
+        detail = text;
+        REQUIRE_MESSAGE(rc == 0, detail);
+    }
+    ~Sim() { ops->destroy(rt); }
+    Sim(const Sim &) = delete;
+    Sim &operator=(const Sim &) = delete;
+
+    SimRuntime &sim() const { return *static_cast<SimRuntime *>(rt); }
+    double now() const { return sim().clock_seconds(); }
+
+    void *alloc(int32_t kind, size_t size, int32_t device = 0)
+    {
+        void *p = nullptr;
+        REQUIRE(ops->alloc(rt, kind, device, size, &p) == 0);
+        REQUIRE(p != nullptr);
+        return p;
+    }
+    uint64_t free_bytes(int32_t device = 0)
+    {
+        uint64_t free = 0, total = 0;
+        REQUIRE(ops->mem_info(rt, device, &free, &total) == 0);
+        CHECK(total == sim().capacity());
+        return free;
+    }
+    int32_t query(const void *p, size_t size, int32_t attr)
+    {
+        int32_t value = -99;
+        REQUIRE(ops->query_range(rt, p, size, attr, &value) == 0);
+        return value;
+    }
+};
+
+char *at(void *p, size_t offset) { return static_cast<char *>(p) + offset; }
+
+} // namespace
+
+TEST_CASE("sim_create describes the device; the table is the HIP-numbered 'sim' runtime")
+{
+    Sim s(make_settings());
+    CHECK(s.detail == "simulated: profile test, 1 device(s), 64 MiB, xnack on");
+    CHECK(std::string(s.ops->name) == "sim");
+    CHECK(s.ops->family == TIDAL_RT_FAMILY_HIP);
+    CHECK(s.ops->abi_version == TIDAL_RT_ABI_VERSION);
+    CHECK(std::string(s.ops->error_name(700)) == "hipErrorIllegalAddress");
+    CHECK(std::string(s.ops->error_name(2)) == "hipErrorOutOfMemory");
+    CHECK(std::string(s.ops->error_name(123456)) == "hipErrorUnknown");
+
+    char detail[128] = {};
+    void *rt = nullptr;
+    CHECK(s.ops->create(nullptr, nullptr, &rt, detail, sizeof detail) == 801);
+    CHECK(rt == nullptr);
+
+    SimSettings bad = make_settings();
+    bad.profile.vendor = "intel";
+    CHECK(sim_create(bad, &rt, detail, sizeof detail) == 1);
+    CHECK(std::string(detail).find("intel") != std::string::npos);
+    CHECK(rt == nullptr);
+
+    SimSettings overridden = make_settings();
+    overridden.devices = 2;
+    overridden.capacity = 3ull << 30;
+    overridden.xnack = false;
+    Sim two(overridden);
+    CHECK(two.detail == "simulated: profile test, 2 device(s), 3 GiB, xnack off");
+    int32_t count = 0;
+    CHECK(two.ops->device_count(two.rt, &count) == 0);
+    CHECK(count == 2);
+}
+
+TEST_CASE("device memory counts against capacity; out of memory allocates nothing")
+{
+    Sim s(make_settings());
+    void *a = s.alloc(TIDAL_KIND_DEVICE, 40 * kMiB);
+    CHECK(s.free_bytes() == 24 * kMiB);
+    CHECK(s.sim().resident_bytes(0) == 40 * kMiB);
+
+    void *untouched = reinterpret_cast<void *>(0x1234);
+    CHECK(s.ops->alloc(s.rt, TIDAL_KIND_DEVICE, 0, 40 * kMiB, &untouched) == 2);
+    CHECK(untouched == reinterpret_cast<void *>(0x1234));
+    CHECK(s.ops->alloc(s.rt, TIDAL_KIND_DEVICE, 0, 65 * kMiB, &untouched) == 2); // never fits
+    CHECK(s.free_bytes() == 24 * kMiB);
+
+    // Managed memory starts on the host and pinned memory never counts: neither touches the
+    // device budget, even far beyond the capacity (and MAP_NORESERVE keeps it cheap).
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 200 * kMiB);
+    void *h = s.alloc(TIDAL_KIND_PINNED, 1024 * kMiB);
+    CHECK(s.free_bytes() == 24 * kMiB);
+
+    CHECK(s.sim().counters(0).allocations == 2); // device + managed
+    CHECK(s.sim().host_counters().allocations == 1);
+    CHECK(s.sim().counters(0).peak_resident_bytes == 40 * kMiB);
+
+    CHECK(s.ops->free(s.rt, TIDAL_KIND_DEVICE, 0, a, 40 * kMiB) == 0);
+    CHECK(s.free_bytes() == 64 * kMiB);
+    CHECK(s.ops->free(s.rt, TIDAL_KIND_DEVICE, 0, a, 40 * kMiB) == 1); // already freed
+    CHECK(s.ops->free(s.rt, TIDAL_KIND_MANAGED, 0, m, 200 * kMiB) == 0);
+    CHECK(s.ops->free(s.rt, TIDAL_KIND_PINNED, kHost, h, 1024 * kMiB) == 0);
+    CHECK(s.sim().counters(0).frees == 2);
+}
+
+TEST_CASE("managed residency follows prefetch both ways")
+{
+    Sim s(make_settings());
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 8 * kPage);
+    for (PageMask page : s.sim().page_residency(m))
+        CHECK(page == PageMask::at(-1));
+    CHECK(s.query(m, 8 * kPage, TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION) == -2);
+
+    double t0 = s.now();
+    REQUIRE(s.ops->prefetch(s.rt, at(m, 2 * kPage), 4 * kPage, 0, nullptr) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(4.0 * kPage / 5e9 + 1e-5));
+    const auto pages = s.sim().page_residency(at(m, 100)); // interior pointer
+    REQUIRE(pages.size() == 8);
+    for (std::size_t i = 0; i < 8; ++i) {
+        const bool moved = i >= 2 && i < 6;
+        CHECK(pages[i].on_device(0) == moved);
+        CHECK(pages[i].on_host() == !moved);
+    }
+    CHECK(s.sim().resident_bytes(0) == 4 * kPage);
+    CHECK(s.free_bytes() == 64 * kMiB - 4 * kPage);
+    CHECK(s.sim().counters(0).bytes_migrated_h2d == 4 * kPage);
+    CHECK(s.query(m, 8 * kPage, TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION) == 0);
+
+    // Pages already there cost nothing.
+    t0 = s.now();
+    REQUIRE(s.ops->prefetch(s.rt, at(m, 3 * kPage), kPage, 0, nullptr) == 0);
+    CHECK(s.now() == t0);
+
+    // A range that starts and ends inside pages moves the whole pages it touches.
+    REQUIRE(s.ops->prefetch(s.rt, at(m, kPage + 10), 100, 0, nullptr) == 0);
+    CHECK(s.sim().page_at(at(m, kPage))->on_device(0));
+    CHECK(s.sim().resident_bytes(0) == 5 * kPage);
+
+    t0 = s.now();
+    REQUIRE(s.ops->prefetch(s.rt, m, 8 * kPage, TIDAL_RT_LOCATION_HOST, nullptr) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(5.0 * kPage / 2.5e9 + 1e-5));
+    for (PageMask page : s.sim().page_residency(m))
+        CHECK(page == PageMask::at(-1));
+    CHECK(s.sim().resident_bytes(0) == 0);
+    CHECK(s.sim().counters(0).bytes_migrated_d2h == 5 * kPage);
+    CHECK(s.query(m, 8 * kPage, TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION) == -1);
+
+    // Only managed memory prefetches.
+    void *d = s.alloc(TIDAL_KIND_DEVICE, kPage);
+    CHECK(s.ops->prefetch(s.rt, d, kPage, 0, nullptr) == 1);
+}
+
+TEST_CASE("a prefetch that would overfill the device fails and moves nothing")
+{
+    Sim s(make_settings());
+    void *d = s.alloc(TIDAL_KIND_DEVICE, 60 * kMiB);
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 8 * kMiB);
+    const double t0 = s.now();
+    CHECK(s.ops->prefetch(s.rt, m, 8 * kMiB, 0, nullptr) == 2);
+    CHECK(s.now() == t0);
+    CHECK(s.sim().resident_bytes(0) == 60 * kMiB);
+    for (PageMask page : s.sim().page_residency(m))
+        CHECK(page == PageMask::at(-1));
+    CHECK(s.ops->prefetch(s.rt, m, 4 * kMiB, 0, nullptr) == 0); // exactly fills it
+    CHECK(s.free_bytes() == 0);
+    CHECK(s.ops->free(s.rt, TIDAL_KIND_DEVICE, 0, d, 60 * kMiB) == 0);
+}
+
+TEST_CASE("read-mostly advice duplicates pages, and prefetching home keeps the device copy")
+{
+    Sim s(make_settings());
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    REQUIRE(s.ops->advise(s.rt, m, 4 * kPage, TIDAL_RT_ADVISE_SET_READ_MOSTLY, 0) == 0);
+    CHECK(s.query(m, 4 * kPage, TIDAL_RT_ATTR_READ_MOSTLY) == 1);
+
+    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, 0, nullptr) == 0);
+    for (PageMask page : s.sim().page_residency(m)) {
+        CHECK(page.on_host());
+        CHECK(page.on_device(0));
+        CHECK(page.copies() == 2);
+    }
+    CHECK(s.sim().resident_bytes(0) == 4 * kPage);
+
+    // As measured on the H200: prefetching read-mostly pages to the host frees nothing.
+    const double t0 = s.now();
+    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, TIDAL_RT_LOCATION_HOST, nullptr) == 0);
+    CHECK(s.now() == t0);
+    CHECK(s.sim().resident_bytes(0) == 4 * kPage);
+
+    // A device write invalidates the other copies of the page it writes.
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, m, kPage, 1, nullptr) == 0);
+    CHECK(*s.sim().page_at(m) == PageMask::at(0));
+    CHECK(s.sim().page_at(at(m, kPage))->copies() == 2);
+
+    // Unsetting collapses the duplicates onto the preferred location: none -> host.
+    REQUIRE(s.ops->advise(s.rt, m, 4 * kPage, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, 0) == 0);
+    CHECK(s.query(m, 4 * kPage, TIDAL_RT_ATTR_READ_MOSTLY) == 0);
+    const auto pages = s.sim().page_residency(m);
+    CHECK(pages[0] == PageMask::at(0)); // it had a single copy already
+    for (std::size_t i = 1; i < 4; ++i)
+        CHECK(pages[i] == PageMask::at(-1));
+    CHECK(s.sim().resident_bytes(0) == kPage);
+
+    // With a preferred device, they collapse onto the device.
+    void *w = s.alloc(TIDAL_KIND_MANAGED, 2 * kPage);
+    REQUIRE(s.ops->advise(s.rt, w, 2 * kPage, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, 0) == 0);
+    CHECK(s.query(w, 2 * kPage, TIDAL_RT_ATTR_PREFERRED_LOCATION) == 0);
+    REQUIRE(s.ops->advise(s.rt, w, 2 * kPage, TIDAL_RT_ADVISE_SET_READ_MOSTLY, 0) == 0);
+    REQUIRE(s.ops->prefetch(s.rt, w, 2 * kPage, 0, nullptr) == 0);
+    REQUIRE(s.ops->advise(s.rt, w, 2 * kPage, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, 0) == 0);
+    for (PageMask page : s.sim().page_residency(w))
+        CHECK(page == PageMask::at(0));
+    CHECK(s.sim().resident_bytes(0) == 3 * kPage);
+    REQUIRE(s.ops->advise(s.rt, w, 2 * kPage, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, 0) == 0);
+    CHECK(s.query(w, 2 * kPage, TIDAL_RT_ATTR_PREFERRED_LOCATION) == -2);
+}
+
+TEST_CASE("copy and fill costs follow the profile's bandwidth for each (source, destination)")
+{
+    Sim s(make_settings());
+    const size_t n = kMiB;
+    const double lat = 1e-5;
+    double t0 = s.now();
+    void *dev = s.alloc(TIDAL_KIND_DEVICE, n);
+    CHECK(s.now() - t0 == doctest::Approx(1e-4)); // alloc_latency_device
+    void *dev2 = s.alloc(TIDAL_KIND_DEVICE, n);
+    t0 = s.now();
+    void *pinned = s.alloc(TIDAL_KIND_PINNED, n);
+    CHECK(s.now() - t0 == doctest::Approx(1e-3));
+    void *pageable = s.alloc(TIDAL_KIND_PAGEABLE, n);
+    void *managed = s.alloc(TIDAL_KIND_MANAGED, n);
+    std::vector<unsigned char> outside(n, 0xAB); // memory the simulated device never saw
+
+    const auto cost = [&](void *dst, const void *src) {
+        const double before = s.now();
+        REQUIRE(s.ops->memcpy(s.rt, dst, src, n, nullptr) == 0);
+        return s.now() - before;
+    };
+    std::memset(pageable, 0x5A, n);
+    CHECK(cost(dev, pageable) == doctest::Approx(n / 1e9 + lat));
+    CHECK(static_cast<unsigned char *>(dev)[n - 1] == 0x5A); // real bytes moved
+    CHECK(cost(dev, pinned) == doctest::Approx(n / 4e9 + lat));
+    CHECK(cost(pageable, dev) == doctest::Approx(n / 2e9 + lat));
+    CHECK(cost(pinned, dev) == doctest::Approx(n / 8e9 + lat));
+    CHECK(cost(dev2, dev) == doctest::Approx(n / 100e9 + lat));
+    CHECK(cost(pinned, pageable) == doctest::Approx(n / 10e9 + lat));
+    CHECK(cost(dev, outside.data()) == doctest::Approx(n / 1e9 + lat)); // unknown = pageable
+    CHECK(static_cast<unsigned char *>(dev)[0] == 0xAB);
+
+    // Managed memory is costed where it lives.
+    CHECK(cost(dev, managed) == doctest::Approx(n / 1e9 + lat));
+    REQUIRE(s.ops->prefetch(s.rt, managed, n, 0, nullptr) == 0);
+    CHECK(cost(pageable, managed) == doctest::Approx(n / 2e9 + lat));
+
+    // Registered memory copies at the pinned rate.
+    REQUIRE(s.ops->host_register(s.rt, outside.data(), n) == 0);
+    CHECK(cost(dev, outside.data()) == doctest::Approx(n / 4e9 + lat));
+    CHECK(s.ops->host_register(s.rt, outside.data() + 16, 64) == 712);
+    REQUIRE(s.ops->host_unregister(s.rt, outside.data()) == 0);
+    CHECK(s.ops->host_unregister(s.rt, outside.data()) == 713);
+
+    t0 = s.now();
+    REQUIRE(s.ops->memset(s.rt, dev, 0x11, n, nullptr) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(n / 100e9 + lat));
+    CHECK(static_cast<unsigned char *>(dev)[n / 2] == 0x11);
+    t0 = s.now();
+    REQUIRE(s.ops->memset(s.rt, pinned, 0, n, nullptr) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(n / 10e9 + lat));
+
+    // dev <- pageable, pinned, outside (x2), managed (host-resident)
+    CHECK(s.sim().counters(0).copy_bytes_h2d == 5 * n);
+    // pageable, pinned <- dev; pageable <- managed (device-resident)
+    CHECK(s.sim().counters(0).copy_bytes_d2h == 3 * n);
+
+    // A copy that runs off the end of a simulated allocation is refused.
+    CHECK(s.ops->memcpy(s.rt, at(dev, 8), pinned, n, nullptr) == 1);
+}
+
+TEST_CASE("xnack on: a kernel touching host-resident managed pages migrates them on fault")
+{
+    Sim s(make_settings());
+    tidal_rt_device_props props{};
+    REQUIRE(s.ops->device_props(s.rt, 0, &props) == 0);
+    CHECK(props.migrates_on_fault == 1);
+    CHECK(props.pageable_access == 0); // the H200 has no HMM
+    CHECK(props.xnack == TIDAL_XNACK_NOT_APPLICABLE);
+    CHECK(props.simulated == 1);
+    CHECK(props.total_memory == 64 * kMiB);
+    CHECK(props.page_size == kPage);
+    CHECK(std::string(props.name) == "Simulated NVIDIA H200");
+
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    const double t0 = s.now();
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, m, 4 * kPage, 0, nullptr) == 0);
+    // 4 faults of a full page each; the touch itself reads 8 bytes per 4 KiB.
+    const double traffic = 4.0 * kPage * 8 / 4096;
+    CHECK(s.now() - t0 ==
+          doctest::Approx(5e-6 + 4 * (kPage / 1e9 + 2e-5) + traffic / 100e9));
+    for (PageMask page : s.sim().page_residency(m))
+        CHECK(page == PageMask::at(0));
+    CHECK(s.sim().counters(0).faults == 4);
+    CHECK(s.sim().counters(0).bytes_migrated_h2d == 4 * kPage);
+    CHECK(s.sim().counters(0).zero_copy_bytes == 0);
+    CHECK(s.sim().resident_bytes(0) == 4 * kPage);
+
+    // Resident now: no more faults.
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, m, 4 * kPage, 1, nullptr) == 0);
+    CHECK(s.sim().counters(0).faults == 4);
+
+    // Accessed-by advice maps the pages: the device reads them over the link instead.
+    void *mapped = s.alloc(TIDAL_KIND_MANAGED, 2 * kPage);
+    REQUIRE(s.ops->advise(s.rt, mapped, 2 * kPage, TIDAL_RT_ADVISE_SET_ACCESSED_BY, 0) == 0);
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, mapped, 2 * kPage, 0, nullptr) == 0);
+    CHECK(s.sim().page_at(mapped)->on_host());
+    CHECK(s.sim().counters(0).zero_copy_bytes == 2 * kPage * 8 / 4096);
+
+    // A full device serves the fault over the link rather than overfilling.
+    SimSettings small = make_settings();
+    small.capacity = 2 * kPage;
+    Sim tight(small);
+    void *big = tight.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    REQUIRE(tight.ops->kernel_touch(tight.rt, 0, big, 4 * kPage, 0, nullptr) == 0);
+    CHECK(tight.sim().counters(0).faults == 2);
+    CHECK(tight.sim().counters(0).oversubscribed == 2);
+    CHECK(tight.sim().resident_bytes(0) == 2 * kPage);
+}
+
+TEST_CASE("xnack off: managed pages stay on the host and are read over the link")
+{
+    SimSettings settings = make_settings("amd", true);
+    settings.xnack = false; // the settings override wins over the profile
+    Sim s(settings);
+    tidal_rt_device_props props{};
+    REQUIRE(s.ops->device_props(s.rt, 0, &props) == 0);
+    CHECK(props.migrates_on_fault == 0);
+    CHECK(props.pageable_access == 0);
+    CHECK(props.xnack == TIDAL_XNACK_OFF);
+    CHECK(std::string(props.arch) == "gfx90a:sramecc+:xnack-");
+
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    const double t0 = s.now();
+    REQUIRE(s.ops->kernel_pattern_fill(s.rt, 0, m, 4 * kPage, 7, nullptr) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(5e-6 + 4.0 * kPage / 0.5e9));
+    for (PageMask page : s.sim().page_residency(m))
+        CHECK(page == PageMask::at(-1));
+    CHECK(s.sim().counters(0).faults == 0);
+    CHECK(s.sim().counters(0).zero_copy_bytes == 4 * kPage);
+    CHECK(s.sim().resident_bytes(0) == 0);
+    CHECK(static_cast<uint64_t *>(m)[3] == tidal_pattern_word(7, 3)); // the work was done
+}
+
+TEST_CASE("a kernel touching pageable memory without pageable access is an illegal address")
+{
+    Sim s(make_settings());
+    std::vector<uint64_t> host(1024, 0);
+    const double t0 = s.now();
+    CHECK(s.ops->kernel_pattern_fill(s.rt, 0, host.data(), host.size() * 8, 1, nullptr) == 700);
+    CHECK(host[5] == 0); // nothing ran
+    CHECK(s.now() == t0);
+    CHECK(s.sim().counters(0).fatal_faults == 1);
+    const auto log = s.sim().fault_log();
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].type == FaultRecord::Type::illegal_address);
+    CHECK(log[0].address == reinterpret_cast<uintptr_t>(host.data()));
+    CHECK(log[0].device == 0);
+    CHECK(log[0].native_error == 700);
+
+    void *pageable = s.alloc(TIDAL_KIND_PAGEABLE, 4096);
+    CHECK(s.ops->kernel_touch(s.rt, 0, pageable, 4096, 0, nullptr) == 700);
+    // A copy kernel with one legal and one illegal range does nothing either.
+    void *dev = s.alloc(TIDAL_KIND_DEVICE, 4096);
+    std::memset(dev, 0x77, 4096);
+    CHECK(s.ops->kernel_copy(s.rt, 0, dev, pageable, 4096, nullptr) == 700);
+    CHECK(static_cast<unsigned char *>(dev)[10] == 0x77);
+    // Running off the end of device memory is illegal too.
+    CHECK(s.ops->kernel_touch(s.rt, 0, dev, 8192, 0, nullptr) == 700);
+    CHECK(s.sim().counters(0).fatal_faults == 4);
+
+    // Pinned and registered memory are reachable, zero-copy.
+    void *pinned = s.alloc(TIDAL_KIND_PINNED, 4096);
+    CHECK(s.ops->kernel_pattern_fill(s.rt, 0, pinned, 4096, 1, nullptr) == 0);
+    CHECK(s.sim().counters(0).zero_copy_bytes == 4096);
+    REQUIRE(s.ops->host_register(s.rt, host.data(), host.size() * 8) == 0);
+    CHECK(s.ops->kernel_pattern_fill(s.rt, 0, host.data(), host.size() * 8, 1, nullptr) == 0);
+    CHECK(host[5] == tidal_pattern_word(1, 5));
+    REQUIRE(s.ops->host_unregister(s.rt, host.data()) == 0);
+
+    // AMD with XNACK on has pageable access (HMM): the same call works.
+    Sim amd(make_settings("amd", true));
+    tidal_rt_device_props props{};
+    REQUIRE(amd.ops->device_props(amd.rt, 0, &props) == 0);
+    CHECK(props.pageable_access == 1);
+    CHECK(std::string(props.arch) == "gfx90a:sramecc+:xnack+");
+    std::vector<uint64_t> other(512, 0);
+    CHECK(amd.ops->kernel_pattern_fill(amd.rt, 0, other.data(), other.size() * 8, 3, nullptr) == 0);
+    CHECK(other[511] == tidal_pattern_word(3, 511));
+}
+
+TEST_CASE("pattern fill and check agree, and a corrupted word is caught")
+{
+    Sim s(make_settings());
+    const size_t n = 256 * 1024;
+    void *a = s.alloc(TIDAL_KIND_DEVICE, n);
+    void *b = s.alloc(TIDAL_KIND_DEVICE, n);
+    REQUIRE(s.ops->kernel_pattern_fill(s.rt, 0, a, n, 42, nullptr) == 0);
+    auto *words = static_cast<uint64_t *>(a);
+    CHECK(words[0] == tidal_pattern_word(42, 0));
+    CHECK(words[n / 8 - 1] == tidal_pattern_word(42, n / 8 - 1));
+
+    uint64_t mismatches = 99;
+    REQUIRE(s.ops->kernel_pattern_check(s.rt, 0, a, n, 42, &mismatches, nullptr) == 0);
+    CHECK(mismatches == 0);
+    words[1000] ^= 1; // one flipped bit
+    REQUIRE(s.ops->kernel_pattern_check(s.rt, 0, a, n, 42, &mismatches, nullptr) == 0);
+    CHECK(mismatches == 1);
+    REQUIRE(s.ops->kernel_pattern_check(s.rt, 0, a, n, 43, &mismatches, nullptr) == 0);
+    CHECK(mismatches == n / 8);
+
+    REQUIRE(s.ops->kernel_copy(s.rt, 0, b, a, n, nullptr) == 0);
+    REQUIRE(s.ops->kernel_pattern_check(s.rt, 0, b, n, 42, &mismatches, nullptr) == 0);
+    CHECK(mismatches == 1);
+    // Sizes must be whole words.
+    CHECK(s.ops->kernel_pattern_check(s.rt, 0, a, 12, 42, &mismatches, nullptr) == 1);
+
+    auto *x = static_cast<double *>(s.alloc(TIDAL_KIND_DEVICE, 1024 * sizeof(double)));
+    auto *y = static_cast<double *>(s.alloc(TIDAL_KIND_DEVICE, 1024 * sizeof(double)));
+    auto *z = static_cast<double *>(s.alloc(TIDAL_KIND_DEVICE, 1024 * sizeof(double)));
+    for (int i = 0; i < 1024; ++i) {
+        y[i] = 1.0 + i;
+        z[i] = 2.0;
+    }
+    REQUIRE(s.ops->kernel_triad(s.rt, 0, x, y, z, 3.0, 1024 * sizeof(double), nullptr) == 0);
+    CHECK(x[0] == 7.0);
+    CHECK(x[1023] == 1030.0);
+
+    auto *counters = static_cast<uint64_t *>(s.alloc(TIDAL_KIND_DEVICE, 4 * 8));
+    REQUIRE(s.ops->memset(s.rt, counters, 0, 32, nullptr) == 0);
+    REQUIRE(s.ops->kernel_atomic_add(s.rt, 0, counters, 4, 10, nullptr) == 0);
+    REQUIRE(s.ops->kernel_atomic_add(s.rt, 0, counters, 4, 5, nullptr) == 0);
+    CHECK(counters[0] == 15);
+    CHECK(counters[3] == 15);
+}
+
+TEST_CASE("fault injection fails the nth call of an operation for count calls")
+{
+    SimSettings settings = make_settings();
+    settings.faults = {{"alloc", 2, 2, 2}, {"memcpy", 2, 0, 801}, {"kernel", 1, 1, 700}};
+    Sim s(settings);
+    void *first = s.alloc(TIDAL_KIND_DEVICE, kPage);
+    void *out = nullptr;
+    CHECK(s.ops->alloc(s.rt, TIDAL_KIND_DEVICE, 0, kPage, &out) == 2);
+    CHECK(s.ops->alloc(s.rt, TIDAL_KIND_PINNED, 0, kPage, &out) == 2);
+    CHECK(out == nullptr);
+    CHECK(s.sim().resident_bytes(0) == kPage); // the failed calls allocated nothing
+    void *fourth = s.alloc(TIDAL_KIND_DEVICE, kPage);
+    CHECK(s.sim().calls(Operation::alloc) == 4);
+
+    std::vector<unsigned char> host(kPage, 1);
+    CHECK(s.ops->memcpy(s.rt, first, host.data(), kPage, nullptr) == 0);
+    std::memset(host.data(), 2, kPage);
+    CHECK(s.ops->memcpy(s.rt, first, host.data(), kPage, nullptr) == 801); // count 0: all after
+    CHECK(s.ops->memcpy(s.rt, fourth, host.data(), kPage, nullptr) == 801);
+    CHECK(static_cast<unsigned char *>(first)[0] == 1);
+
+    uint64_t mismatches = 0;
+    CHECK(s.ops->kernel_pattern_fill(s.rt, 0, fourth, kPage, 5, nullptr) == 700);
+    CHECK(s.sim().counters(0).fatal_faults == 0); // injected, not a real illegal access
+    CHECK(s.ops->kernel_pattern_fill(s.rt, 0, fourth, kPage, 5, nullptr) == 0);
+    CHECK(s.ops->kernel_pattern_check(s.rt, 0, fourth, kPage, 5, &mismatches, nullptr) == 0);
+    CHECK(mismatches == 0);
+
+    const auto log = s.sim().fault_log();
+    REQUIRE(log.size() == 5);
+    CHECK(log[0].type == FaultRecord::Type::injected);
+    CHECK(log[0].operation == "alloc");
+    CHECK(log[0].call == 2);
+    CHECK(log[1].call == 3);
+    CHECK(log[2].operation == "memcpy");
+    CHECK(log[4].operation == "kernel");
+    CHECK(log[4].native_error == 700);
+
+    // "create" fails sim_create itself; nothing is handed out.
+    SimSettings doomed = make_settings();
+    doomed.faults = {{"create", 1, 1, 100}};
+    void *rt = nullptr;
+    char detail[160] = {};
+    CHECK(sim_create(doomed, &rt, detail, sizeof detail) == 100);
+    CHECK(rt == nullptr);
+    CHECK(std::string(detail).find("hipErrorNoDevice (100)") != std::string::npos);
+
+    doomed.faults = {{"explode", 1, 1, 2}};
+    CHECK(sim_create(doomed, &rt, detail, sizeof detail) == 1);
+    CHECK(std::string(detail).find("explode") != std::string::npos);
+}
+
+TEST_CASE("pointer_kind classifies interior pointers and unknown memory")
+{
+    SimSettings settings = make_settings();
+    settings.devices = 2;
+    Sim s(settings);
+    const auto kind_of = [&](const void *p, int32_t want_kind, int32_t want_device) {
+        int32_t kind = -1, device = -1;
+        REQUIRE(s.ops->pointer_kind(s.rt, p, &kind, &device) == 0);
+        CHECK(kind == want_kind);
+        CHECK(device == want_device);
+    };
+    void *d = s.alloc(TIDAL_KIND_DEVICE, 1000, 1);
+    CHECK(reinterpret_cast<uintptr_t>(d) % 256 == 0);
+    kind_of(d, TIDAL_KIND_DEVICE, 1);
+    kind_of(at(d, 999), TIDAL_KIND_DEVICE, 1);
+    kind_of(at(d, 1000), TIDAL_KIND_PAGEABLE, kHost); // one past the end is not inside
+
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 3 * kPage, 0);
+    CHECK(reinterpret_cast<uintptr_t>(m) % 256 == 0);
+    kind_of(at(m, 2 * kPage + 5), TIDAL_KIND_MANAGED, 0);
+    void *p = s.alloc(TIDAL_KIND_PINNED, 100, kHost);
+    CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
+    kind_of(at(p, 50), TIDAL_KIND_PINNED, kHost);
+    void *g = s.alloc(TIDAL_KIND_PAGEABLE, 100, kHost);
+    kind_of(at(g, 99), TIDAL_KIND_PAGEABLE, kHost);
+
+    alignas(64) static unsigned char stack_like[256];
+    kind_of(stack_like + 3, TIDAL_KIND_PAGEABLE, kHost);
+    REQUIRE(s.ops->host_register(s.rt, stack_like, sizeof stack_like) == 0);
+    kind_of(stack_like + 3, TIDAL_KIND_PINNED, kHost);
+    REQUIRE(s.ops->host_unregister(s.rt, stack_like) == 0);
+    kind_of(stack_like + 3, TIDAL_KIND_PAGEABLE, kHost);
+
+    REQUIRE(s.ops->free(s.rt, TIDAL_KIND_DEVICE, 1, d, 1000) == 0);
+    kind_of(d, TIDAL_KIND_PAGEABLE, kHost); // freed memory is unknown again
+}
+
+TEST_CASE("fine-grained kinds and coarse-grain advice exist only on AMD profiles")
+{
+    Sim nv(make_settings());
+    void *out = nullptr;
+    CHECK(nv.ops->alloc(nv.rt, TIDAL_KIND_DEVICE_FINE, 0, kPage, &out) == 801);
+    CHECK(nv.ops->alloc(nv.rt, TIDAL_KIND_MANAGED_COARSE, 0, kPage, &out) == 801);
+    CHECK(out == nullptr);
+    void *m = nv.alloc(TIDAL_KIND_MANAGED, kPage);
+    CHECK(nv.ops->advise(nv.rt, m, kPage, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, 0) == 801);
+    int32_t value = 0;
+    CHECK(nv.ops->query_range(nv.rt, m, kPage, TIDAL_RT_ATTR_COHERENCY_MODE, &value) == 801);
+    tidal_rt_device_props props{};
+    REQUIRE(nv.ops->device_props(nv.rt, 0, &props) == 0);
+    CHECK(props.fine_grained == 0);
+
+    Sim amd(make_settings("amd", true));
+    REQUIRE(amd.ops->device_props(amd.rt, 0, &props) == 0);
+    CHECK(props.fine_grained == 1);
+    CHECK(props.xnack == TIDAL_XNACK_ON);
+    void *fine = amd.alloc(TIDAL_KIND_DEVICE_FINE, kPage);
+    CHECK(amd.sim().resident_bytes(0) == kPage); // fine-grained device memory counts too
+    CHECK(amd.query(fine, kPage, TIDAL_RT_ATTR_COHERENCY_MODE) == 0);
+    void *coarse = amd.alloc(TIDAL_KIND_MANAGED_COARSE, kPage);
+    CHECK(amd.query(coarse, kPage, TIDAL_RT_ATTR_COHERENCY_MODE) == 1);
+    void *managed = amd.alloc(TIDAL_KIND_MANAGED, kPage);
+    CHECK(amd.query(managed, kPage, TIDAL_RT_ATTR_COHERENCY_MODE) == 0);
+    REQUIRE(amd.ops->advise(amd.rt, managed, kPage, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, 0) == 0);
+    CHECK(amd.query(managed, kPage, TIDAL_RT_ATTR_COHERENCY_MODE) == 1);
+    REQUIRE(amd.ops->advise(amd.rt, managed, kPage, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, 0) == 0);
+    CHECK(amd.query(managed, kPage, TIDAL_RT_ATTR_COHERENCY_MODE) == 0);
+}
+
+TEST_CASE("streams keep their own timelines; events measure simulated time")
+{
+    Sim s(make_settings());
+    const size_t n = kMiB;
+    void *pinned = s.alloc(TIDAL_KIND_PINNED, n);
+    void *d1 = s.alloc(TIDAL_KIND_DEVICE, n);
+    void *d2 = s.alloc(TIDAL_KIND_DEVICE, n);
+    const double copy = n / 4e9 + 1e-5;
+
+    void *s1 = nullptr, *s2 = nullptr, *e0 = nullptr, *e1 = nullptr, *e2 = nullptr;
+    REQUIRE(s.ops->stream_create(s.rt, 0, &s1) == 0);
+    REQUIRE(s.ops->stream_create(s.rt, 0, &s2) == 0);
+    REQUIRE(s.ops->event_create(s.rt, 0, &e0) == 0);
+    REQUIRE(s.ops->event_create(s.rt, 0, &e1) == 0);
+    REQUIRE(s.ops->event_create(s.rt, 0, &e2) == 0);
+
+    float ms = -1;
+    CHECK(s.ops->event_elapsed_ms(s.rt, e0, e1, &ms) == 400); // not recorded yet
+
+    // Two copies on two streams overlap: the clock moves by one copy, not two.
+    const double t0 = s.now();
+    REQUIRE(s.ops->event_record(s.rt, e0, s1) == 0);
+    REQUIRE(s.ops->memcpy(s.rt, d1, pinned, n, s1) == 0);
+    REQUIRE(s.ops->memcpy(s.rt, d2, pinned, n, s2) == 0);
+    REQUIRE(s.ops->event_record(s.rt, e1, s1) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(copy));
+    REQUIRE(s.ops->event_elapsed_ms(s.rt, e0, e1, &ms) == 0);
+    CHECK(ms == doctest::Approx(copy * 1000).epsilon(1e-5));
+
+    // s2 waits for e1 (which it already passed: same end time), then runs another copy;
+    // s1 then waits for that.
+    REQUIRE(s.ops->stream_wait_event(s.rt, s2, e1) == 0);
+    REQUIRE(s.ops->memcpy(s.rt, d2, pinned, n, s2) == 0);
+    REQUIRE(s.ops->event_record(s.rt, e2, s2) == 0);
+    REQUIRE(s.ops->stream_wait_event(s.rt, s1, e2) == 0);
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, d1, n, 0, s1) == 0);
+    REQUIRE(s.ops->event_record(s.rt, e1, s1) == 0);
+    REQUIRE(s.ops->event_elapsed_ms(s.rt, e0, e1, &ms) == 0);
+    const double touch = 5e-6 + (n * 8.0 / 4096) / 100e9;
+    CHECK(ms == doctest::Approx((2 * copy + touch) * 1000).epsilon(1e-5));
+
+    // The host timeline only catches up when it synchronizes.
+    CHECK(s.sim().clock_seconds() == doctest::Approx(t0 + 2 * copy + touch));
+    REQUIRE(s.ops->stream_synchronize(s.rt, s1) == 0);
+    REQUIRE(s.ops->device_synchronize(s.rt, 0) == 0);
+    REQUIRE(s.ops->event_synchronize(s.rt, e2) == 0);
+    // ... after which a NULL-stream copy starts at the end of everything.
+    REQUIRE(s.ops->memcpy(s.rt, d1, pinned, n, nullptr) == 0);
+    CHECK(s.now() == doctest::Approx(t0 + 3 * copy + touch));
+
+    CHECK(s.ops->event_destroy(s.rt, e0) == 0);
+    CHECK(s.ops->event_destroy(s.rt, e0) == 400);
+    CHECK(s.ops->stream_destroy(s.rt, s1) == 0);
+    CHECK(s.ops->memcpy(s.rt, d1, pinned, n, s1) == 400); // destroyed stream
+    CHECK(s.ops->stream_destroy(s.rt, s2) == 0);
+    CHECK(s.ops->event_destroy(s.rt, e1) == 0);
+    CHECK(s.ops->event_destroy(s.rt, e2) == 0);
+}
+
+TEST_CASE("two devices: peer migration and peer access")
+{
+    SimSettings settings = make_settings();
+    settings.devices = 2;
+    Sim s(settings);
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 2 * kPage);
+    REQUIRE(s.ops->prefetch(s.rt, m, 2 * kPage, 0, nullptr) == 0);
+    const double t0 = s.now();
+    REQUIRE(s.ops->prefetch(s.rt, m, 2 * kPage, 1, nullptr) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(2.0 * kPage / 100e9 + 1e-5));
+    for (PageMask page : s.sim().page_residency(m))
+        CHECK(page == PageMask::at(1));
+    CHECK(s.sim().resident_bytes(0) == 0);
+    CHECK(s.sim().resident_bytes(1) == 2 * kPage);
+    CHECK(s.sim().counters(1).bytes_migrated_peer == 2 * kPage);
+
+    void *d1 = s.alloc(TIDAL_KIND_DEVICE, kPage, 1);
+    REQUIRE(s.ops->kernel_pattern_fill(s.rt, 0, d1, kPage, 9, nullptr) == 0);
+    CHECK(s.sim().counters(0).peer_bytes == kPage);
+    CHECK(s.sim().counters(1).peer_bytes == 0);
+}
+
+TEST_CASE("concurrent calls keep the accounting consistent")
+{
+    Sim s(make_settings());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&s] {
+            for (int i = 0; i < 200; ++i) {
+                void *p = nullptr;
+                if (s.ops->alloc(s.rt, TIDAL_KIND_DEVICE, 0, kPage, &p) != 0)
+                    continue;
+                uint64_t free = 0, total = 0;
+                s.ops->mem_info(s.rt, 0, &free, &total);
+                s.ops->memset(s.rt, p, i, 64, nullptr);
+                s.ops->free(s.rt, TIDAL_KIND_DEVICE, 0, p, kPage);
+            }
+        });
+    }
+    for (auto &thread : threads)
+        thread.join();
+    CHECK(s.sim().resident_bytes(0) == 0);
+    CHECK(s.sim().counters(0).allocations == 800);
+    CHECK(s.sim().counters(0).frees == 800);
+    CHECK(s.sim().calls(Operation::alloc) == 800);
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian 12 machine to a running tidal: installs what is missing,
+# builds into ./build, then runs the main job: `tidal probe` on the best runtime found (a real
+# GPU, else the simulated device) and the place-buffers example, which allocates through the
+# `rules` policy and prints where each buffer went.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/deps.sh
+tidal_install_missing
+[ -d build ] || meson setup build
+ninja -C build
+echo; echo "== tidal probe =="; ./build/tools/tidal probe
+echo; echo "== place-buffers (tools/examples/place_buffers.toml) =="; ./build/tools/examples/place-buffers

@@ -1,0 +1,40 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "tool_commands.h"
+
+namespace tidal_tool {
+
+tidal_context *open_context(const std::string &config_file, const std::string &runtime)
+{
+    tidal_context *ctx = nullptr;
+    tidal_status s;
+    if (!config_file.empty())
+        s = tidal_context_create_from_file(config_file.c_str(), &ctx);
+    else if (!runtime.empty())
+        s = tidal_context_create_from_string(fmt::format("runtime = \"{}\"\n", runtime).c_str(), &ctx);
+    else
+        s = tidal_context_create(&ctx);
+    if (s != TIDAL_OK) {
+        fmt::print(stderr, "tidal: {}: {}\n", tidal_status_name(s), tidal_last_error());
+        return nullptr;
+    }
+    return ctx;
+}
+
+} // namespace tidal_tool
+
+int main(int argc, char **argv)
+{
+    CLI::App app{fmt::format("tidal {} — where GPU memory lives and when it moves.\n"
+                             "Environment: TIDAL_CONFIG (configuration file), TIDAL_RUNTIME, TIDAL_LOG_LEVEL, "
+                             "TIDAL_POLICY_PATH, TIDAL_RUNTIME_PATH (see README).",
+                             tidal_version_string()),
+                 "tidal"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string(tidal_version_string()));
+    tidal_tool::add_probe_command(app);
+    tidal_tool::add_config_command(app);
+    CLI11_PARSE(app, argc, argv);
+    return 0;
+}

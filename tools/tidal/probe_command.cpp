@@ -1,0 +1,134 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tool_commands.h"
+
+namespace tidal_tool {
+namespace {
+
+struct ProbeOptions {
+    std::string config;
+    std::string runtime;
+    bool json = false;
+};
+
+const char *xnack_name(tidal_xnack x)
+{
+    switch (x) {
+    case TIDAL_XNACK_ON: return "on";
+    case TIDAL_XNACK_OFF: return "off";
+    case TIDAL_XNACK_UNKNOWN: return "unknown";
+    default: return "n/a";
+    }
+}
+
+std::string bytes(uint64_t n)
+{
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(n);
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        ++u;
+    }
+    return u == 0 ? fmt::format("{} B", n) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+const char *yes(bool b) { return b ? "yes" : "no"; }
+
+int run_probe(const ProbeOptions &o)
+{
+    tidal_context *ctx = open_context(o.config, o.runtime);
+    if (!ctx)
+        return 1;
+    tidal_system_info sys = TIDAL_SYSTEM_INFO_INIT;
+    if (tidal_system_info_get(ctx, &sys) != TIDAL_OK) {
+        fmt::print(stderr, "tidal: {}\n", tidal_last_error());
+        tidal_context_destroy(ctx);
+        return 1;
+    }
+    std::vector<tidal_device_info> devices;
+    for (int32_t d = 0; d < sys.device_count; ++d) {
+        tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+        if (tidal_device_info_get(ctx, d, &info) != TIDAL_OK) {
+            fmt::print(stderr, "tidal: {}\n", tidal_last_error());
+            tidal_context_destroy(ctx);
+            return 1;
+        }
+        devices.push_back(info);
+    }
+    tidal_context_destroy(ctx);
+
+    if (o.json) {
+        nlohmann::json j;
+        j["tidal_version"] = tidal_version_string();
+        j["runtime"] = sys.runtime;
+        j["runtime_detail"] = sys.runtime_detail;
+        j["devices"] = nlohmann::json::array();
+        for (const auto &d : devices) {
+            j["devices"].push_back({
+                {"index", d.index},
+                {"name", d.name},
+                {"arch", d.arch},
+                {"simulated", (d.flags & TIDAL_DEVICE_FLAG_SIMULATED) != 0},
+                {"total_memory", d.total_memory},
+                {"free_memory", d.free_memory},
+                {"page_size", d.page_size},
+                {"l2_size", d.l2_size},
+                {"managed", (d.flags & TIDAL_DEVICE_FLAG_MANAGED) != 0},
+                {"concurrent_managed", (d.flags & TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED) != 0},
+                {"pageable_access", (d.flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS) != 0},
+                {"migrates_on_fault", (d.flags & TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT) != 0},
+                {"host_native_atomics", (d.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS) != 0},
+                {"fine_grained_kinds", (d.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED) != 0},
+                {"xnack", xnack_name(d.xnack)},
+                {"numa_node", d.numa_node},
+            });
+        }
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    fmt::print("tidal {}\nruntime: {} ({})\ndevices: {}\n", tidal_version_string(), sys.runtime, sys.runtime_detail,
+               sys.device_count);
+    for (const auto &d : devices) {
+        const bool simulated = d.flags & TIDAL_DEVICE_FLAG_SIMULATED;
+        fmt::print("\ndevice {}: {}{}\n", d.index, d.name, simulated ? "  [SIMULATED DEVICE: no GPU is used]" : "");
+        fmt::print("  arch                 {}\n", d.arch);
+        fmt::print("  memory               {} total, {} free\n", bytes(d.total_memory), bytes(d.free_memory));
+        fmt::print("  migration page size  {}\n", bytes(d.page_size));
+        fmt::print("  L2 cache             {}\n", d.l2_size ? bytes(d.l2_size) : "unknown");
+        fmt::print("  managed memory       {} (concurrent access attribute: {})\n", yes(d.flags & TIDAL_DEVICE_FLAG_MANAGED),
+                   yes(d.flags & TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED));
+        fmt::print("  migrates on fault    {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT));
+        fmt::print("  pageable access      {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS));
+        fmt::print("  XNACK                {}\n", xnack_name(d.xnack));
+        fmt::print("  fine/coarse kinds    {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED));
+        fmt::print("  host native atomics  {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS));
+        fmt::print("  NUMA node            {}\n", d.numa_node >= 0 ? std::to_string(d.numa_node) : "unknown");
+    }
+    return 0;
+}
+
+} // namespace
+
+void add_probe_command(CLI::App &app)
+{
+    auto o = std::make_shared<ProbeOptions>();
+    CLI::App *probe = app.add_subcommand("probe", "Show the runtime in use and each device's capabilities "
+                                                  "(memory, managed support, XNACK / pageable access, page size)");
+    probe->add_flag("--json", o->json, "Print JSON instead of a table");
+    probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)");
+    probe->add_option("--runtime", o->runtime, "Runtime to probe: auto, sim, hip or cuda")
+        ->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+    probe->callback([o] {
+        int rc = run_probe(*o);
+        if (rc != 0)
+            throw CLI::RuntimeError(rc);
+    });
+}
+
+} // namespace tidal_tool
