@@ -271,4 +271,48 @@ TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size
     return TIDAL_OK;
 }
 
+TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_t size, int32_t device)
+{
+    if (!ctx)
+        return null_argument("tidal_prefetch", "ctx");
+    if (!ptr)
+        return null_argument("tidal_prefetch", "ptr");
+    return guarded("tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+}
+
+TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size, tidal_range_info *info)
+{
+    static const char *fn = "tidal_range_query";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!ptr)
+        return null_argument(fn, "ptr");
+    if (!info)
+        return null_argument(fn, "info");
+    if (tidal_status s = check_struct_size<tidal_range_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+        return s;
+    return guarded(fn, [&] {
+        const size_t given = info->struct_size;
+        *info = ctx->impl.range_query(ptr, size);
+        info->struct_size = given;
+    });
+}
+
+TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
+{
+    static const char *fn = "tidal_check_run";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!check)
+        return null_argument(fn, "check");
+    if (tidal_status s = check_struct_size<tidal_check>(fn, "check", check->struct_size); s != TIDAL_OK)
+        return s;
+    // Read the kind as an integer: a value outside the enum is the caller's error, not UB here.
+    int32_t kind = 0;
+    std::memcpy(&kind, &check->kind, sizeof kind);
+    if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_RUNTIME_COPY)
+        return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
+    return guarded(fn, [&] { ctx->impl.run_check(*check); });
+}
+
 } // extern "C"

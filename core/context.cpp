@@ -9,6 +9,7 @@
 #include "log/logger.h"
 #include "runtime/runtime_loader.h"
 #include "status/error.h"
+#include "status/error_table.h"
 
 namespace tidal {
 namespace {
@@ -66,6 +67,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.device_count = count;
     policy_system_.devices = policy_devices_.data();
     chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
+    checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
 }
 
 Context::~Context()
@@ -88,6 +90,7 @@ Context::~Context()
         for (const auto &r : leaked)
             release_record(r);
     }
+    checks_.reset();  // its streams and events belong to the runtime
     chain_.reset();   // policies go before the runtime they decided for
     runtime_.reset();
 }
@@ -265,6 +268,79 @@ AllocationRecord Context::query(const void *ptr) const
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not inside any live allocation of this context", ptr),
                     "query pointers tidal_alloc returned, before they are freed");
     return *r;
+}
+
+AllocationRecord Context::range_owner(const void *ptr, size_t size) const
+{
+    if (size == 0)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "size is 0", "give the number of bytes of the range");
+    AllocationRecord r = query(ptr);
+    const size_t offset = static_cast<size_t>(static_cast<const char *>(ptr) - static_cast<const char *>(r.base));
+    if (size > r.size - offset)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{} bytes from {} run past the end of the allocation at {} ({} bytes)", size, ptr, r.base,
+                                r.size),
+                    "a range must lie inside one allocation");
+    return r;
+}
+
+void Context::prefetch(const void *ptr, size_t size, int32_t device)
+{
+    const AllocationRecord r = range_owner(ptr, size);
+    if (device != TIDAL_DEVICE_HOST && (device < 0 || device >= runtime_->device_count()))
+        throw Error(TIDAL_ERROR_NOT_FOUND,
+                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", device, runtime_->name(),
+                                runtime_->device_count()),
+                    "prefetch to a device index or TIDAL_DEVICE_HOST");
+    if (!is_managed(r.kind)) {
+        // Device, pinned and pageable memory cannot migrate: the data is where it will be used.
+        prefetch_noops_.fetch_add(1, std::memory_order_relaxed);
+        log_debug(fmt::format("prefetch of {} memory at {} is a no-op", tidal_kind_name(r.kind), ptr));
+        return;
+    }
+    const tidal_rt_ops &ops = runtime_->ops();
+    if (!ops.prefetch)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot prefetch", runtime_->name()));
+    const int32_t location = device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : device;
+    const std::string what = fmt::format("prefetching {} bytes at {} to {}", size, ptr,
+                                         device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device));
+    runtime_->check(ops.prefetch(runtime_->instance(), ptr, size, location, nullptr), what);
+    if (ops.stream_synchronize)
+        runtime_->check(ops.stream_synchronize(runtime_->instance(), nullptr), what);
+    prefetch_moves_.fetch_add(1, std::memory_order_relaxed);
+}
+
+tidal_range_info Context::range_query(const void *ptr, size_t size) const
+{
+    const AllocationRecord r = range_owner(ptr, size);
+    if (!is_managed(r.kind))
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("{} is {} memory; range attributes exist for managed memory only", ptr, tidal_kind_name(r.kind)),
+                    "tidal_pointer_query tells where other kinds live");
+    const tidal_rt_ops &ops = runtime_->ops();
+    if (!ops.query_range)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot query ranges", runtime_->name()));
+    auto location = [](int32_t v) {
+        return v == TIDAL_RT_LOCATION_HOST ? TIDAL_DEVICE_HOST : (v >= 0 ? v : TIDAL_LOCATION_NONE);
+    };
+    auto attribute = [&](tidal_rt_range_attr attr, int32_t *value) {
+        const int rc = ops.query_range(runtime_->instance(), ptr, size, attr, value);
+        if (rc != 0 && ErrorTable::status_of(runtime_->family(), rc) == TIDAL_ERROR_NOT_SUPPORTED)
+            return false;
+        runtime_->check(rc, fmt::format("reading range attribute {} of {} bytes at {}", static_cast<int>(attr), size, ptr));
+        return true;
+    };
+    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+    int32_t v = 0;
+    if (attribute(TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION, &v))
+        info.last_prefetch_location = location(v);
+    if (attribute(TIDAL_RT_ATTR_PREFERRED_LOCATION, &v))
+        info.preferred_location = location(v);
+    if (attribute(TIDAL_RT_ATTR_READ_MOSTLY, &v))
+        info.read_mostly = v ? 1 : 0;
+    if (attribute(TIDAL_RT_ATTR_COHERENCY_MODE, &v))
+        info.coherency = v == 0 ? TIDAL_COHERENCY_FINE : v == 1 ? TIDAL_COHERENCY_COARSE : TIDAL_COHERENCY_INDETERMINATE;
+    return info;
 }
 
 tidal_device_info Context::device_info(int32_t device) const

@@ -2,6 +2,7 @@
 // live allocations. Everything here may be called from several threads at once.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "policy/policy_chain.h"
 #include "registry/allocation_registry.h"
 #include "runtime/runtime.h"
+#include "validation/check_runner.h"
 
 namespace tidal {
 
@@ -26,6 +28,11 @@ public:
     void release(void *ptr);
     AllocationRecord query(const void *ptr) const;
 
+    // Moves a range of managed memory and waits; a counted no-op for other kinds.
+    void prefetch(const void *ptr, size_t size, int32_t device);
+    tidal_range_info range_query(const void *ptr, size_t size) const;
+    void run_check(tidal_check &check) { checks_->run(check); }
+
     const Settings &settings() const noexcept { return settings_; }
     const Runtime &runtime() const noexcept { return *runtime_; }
     tidal_device_info device_info(int32_t device) const;
@@ -36,6 +43,8 @@ private:
     AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision);
     void apply_advice(const AllocationRecord &record);
     void release_record(const AllocationRecord &record) noexcept;
+    // The allocation holding [ptr, ptr+size), or an error saying why there is none.
+    AllocationRecord range_owner(const void *ptr, size_t size) const;
 
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;
@@ -43,6 +52,9 @@ private:
     tidal_policy_system policy_system_{};
     std::unique_ptr<PolicyChain> chain_;
     AllocationRegistry registry_;
+    std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
+    std::atomic<uint64_t> prefetch_moves_{0};
+    std::atomic<uint64_t> prefetch_noops_{0};
 };
 
 } // namespace tidal

@@ -185,6 +185,82 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr,
                                            tidal_pointer_info *info);
 
 /* =====================================================================================
+ * Migration (explicit calls; access declarations arrive with the scheduler)
+ * =================================================================================== */
+#define TIDAL_LOCATION_NONE (-3) /* no location recorded, or not applicable to the kind */
+
+/*! tidal_prefetch() : makes [ptr, ptr+size) resident on `device` (an index) or on the host
+ *  (TIDAL_DEVICE_HOST) and waits until it is. The range must lie inside one live allocation.
+ *  Managed memory moves; memory of other kinds cannot move and stays where it is — the call
+ *  succeeds and is counted as a no-op, so callers need not know the kind.
+ *  @return UNKNOWN_POINTER (ptr not in a live allocation), INVALID_ARGUMENT (size 0, or the
+ *  range runs past the allocation's end), NOT_FOUND (no such device), OUT_OF_MEMORY. */
+TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_t size, int32_t device);
+
+typedef enum tidal_coherency {
+    TIDAL_COHERENCY_UNKNOWN = 0,       /* the runtime cannot tell (e.g. NVIDIA) */
+    TIDAL_COHERENCY_FINE = 1,
+    TIDAL_COHERENCY_COARSE = 2,
+    TIDAL_COHERENCY_INDETERMINATE = 3  /* the range mixes both */
+} tidal_coherency;
+
+/*! Where the runtime says a managed range lives and what advice it carries. */
+typedef struct tidal_range_info {
+    size_t struct_size;             /* sizeof(tidal_range_info) */
+    int32_t last_prefetch_location; /* device index, TIDAL_DEVICE_HOST or TIDAL_LOCATION_NONE */
+    int32_t preferred_location;     /* device index, TIDAL_DEVICE_HOST or TIDAL_LOCATION_NONE */
+    int32_t read_mostly;            /* 1 or 0 */
+    tidal_coherency coherency;
+} tidal_range_info;
+#define TIDAL_RANGE_INFO_INIT { sizeof(tidal_range_info), TIDAL_LOCATION_NONE, TIDAL_LOCATION_NONE, 0, TIDAL_COHERENCY_UNKNOWN }
+
+/*! tidal_range_query() : the runtime's own view of a range inside one managed allocation (it
+ *  reads the runtime's range attributes; it is not tidal's bookkeeping).
+ *  @return NOT_SUPPORTED for memory that is not managed, plus tidal_prefetch's errors. */
+TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size,
+                                         tidal_range_info *info);
+
+/* =====================================================================================
+ * Validation kernels: small kernels that prove, on the real device, that memory placed by
+ * tidal is reachable and intact. They run on the simulated device too (on the CPU, with its
+ * XNACK rules), so every caller works everywhere. `tidal validate` is built on these.
+ * =================================================================================== */
+typedef enum tidal_check_kind {
+    TIDAL_CHECK_TOUCH_READ = 1,     /* read one word of every 4 KiB of target */
+    TIDAL_CHECK_TOUCH_WRITE = 2,    /* read and write back one word of every 4 KiB (data unchanged) */
+    TIDAL_CHECK_PATTERN_FILL = 3,   /* target word i = pattern(seed, i) */
+    TIDAL_CHECK_PATTERN_VERIFY = 4, /* result = number of words differing from pattern(seed, i) */
+    TIDAL_CHECK_COPY = 5,           /* target = source, vectorised device kernel */
+    TIDAL_CHECK_TRIAD = 6,          /* target = source + scalar * source2, doubles */
+    TIDAL_CHECK_ATOMIC_ADD = 7,     /* `seed` rounds of atomic +1 on each uint64 of target */
+    TIDAL_CHECK_RUNTIME_COPY = 8    /* target = source with the runtime's own memcpy (the baseline) */
+} tidal_check_kind;
+
+typedef struct tidal_check {
+    size_t struct_size;     /* sizeof(tidal_check) */
+    tidal_check_kind kind;
+    int32_t device;         /* the device that runs it */
+    void *target;
+    const void *source;
+    const void *source2;
+    size_t size;            /* bytes of each operand: > 0, a multiple of 8; pointers 8-byte aligned */
+    uint64_t seed;          /* PATTERN_*: the seed; ATOMIC_ADD: rounds */
+    double scalar;          /* TRIAD */
+    uint32_t repeat;        /* run it this many times back to back (timing); 0 means 1 */
+    uint64_t result;        /* out: PATTERN_VERIFY's mismatch count of the last run */
+    double elapsed_ms;      /* out: device time of all runs, measured with runtime events */
+} tidal_check;
+#define TIDAL_CHECK_INIT { sizeof(tidal_check), TIDAL_CHECK_TOUCH_READ, 0, NULL, NULL, NULL, 0, 0, 0.0, 1u, 0, 0.0 }
+
+/*! tidal_check_run() : runs one validation kernel and waits for it. Pointers inside tidal
+ *  allocations must not run past their allocation; other pointers are handed to the runtime as
+ *  they are (touching pageable memory from a device without pageable access is then
+ *  TIDAL_ERROR_ILLEGAL_ACCESS, as the hardware would fault).
+ *  @return INVALID_ARGUMENT (bad kind, size, alignment, NULL operand), NOT_FOUND (device),
+ *  NOT_SUPPORTED (this build's runtime has no kernels), ILLEGAL_ACCESS, RUNTIME. */
+TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check);
+
+/* =====================================================================================
  * System description
  * =================================================================================== */
 typedef enum tidal_xnack {

@@ -35,6 +35,7 @@ int main(int argc, char **argv)
     app.set_version_flag("--version", std::string(tidal_version_string()));
     tidal_tool::add_probe_command(app);
     tidal_tool::add_config_command(app);
+    tidal_tool::add_validate_command(app);
     CLI11_PARSE(app, argc, argv);
     return 0;
 }

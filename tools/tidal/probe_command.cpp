@@ -14,7 +14,11 @@ struct ProbeOptions {
     std::string config;
     std::string runtime;
     bool json = false;
+    uint64_t batch_hint_sample = 0; // bytes per sample; 0: no hint
 };
+
+// ROCm's guidance: keep a batch's working set within half the L2, i.e. L2 / (2 x sample size).
+uint64_t batch_hint(uint64_t l2, uint64_t sample) { return sample && l2 ? l2 / (2 * sample) : 0; }
 
 const char *xnack_name(tidal_xnack x)
 {
@@ -88,6 +92,10 @@ int run_probe(const ProbeOptions &o)
                 {"xnack", xnack_name(d.xnack)},
                 {"numa_node", d.numa_node},
             });
+            if (o.batch_hint_sample)
+                j["devices"].back()["batch_hint"] = {{"sample_bytes", o.batch_hint_sample},
+                                                     {"batch", batch_hint(d.l2_size, o.batch_hint_sample)},
+                                                     {"heuristic", "L2 size / (2 x sample size), from the ROCm guidance"}};
         }
         fmt::print("{}\n", j.dump(2));
         return 0;
@@ -109,6 +117,11 @@ int run_probe(const ProbeOptions &o)
         fmt::print("  fine/coarse kinds    {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED));
         fmt::print("  host native atomics  {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS));
         fmt::print("  NUMA node            {}\n", d.numa_node >= 0 ? std::to_string(d.numa_node) : "unknown");
+        if (o.batch_hint_sample) {
+            const uint64_t b = batch_hint(d.l2_size, o.batch_hint_sample);
+            fmt::print("  batch hint           {} (heuristic: L2 {} / (2 x {} per sample), ROCm guidance)\n",
+                       b ? std::to_string(b) : "unknown (no L2 size)", bytes(d.l2_size), bytes(o.batch_hint_sample));
+        }
     }
     return 0;
 }
@@ -124,6 +137,11 @@ void add_probe_command(CLI::App &app)
     probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)");
     probe->add_option("--runtime", o->runtime, "Runtime to probe: auto, sim, hip or cuda")
         ->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+    probe->add_option("--batch-hint", o->batch_hint_sample,
+                      "Also print the batch size the ROCm guidance suggests for samples of SAMPLE_BYTES: L2 size / "
+                      "(2 x SAMPLE_BYTES); a heuristic, not a measurement")
+        ->type_name("SAMPLE_BYTES")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
     probe->callback([o] {
         int rc = run_probe(*o);
         if (rc != 0)

@@ -18,5 +18,6 @@ tidal_context *open_context(const std::string &config_file, const std::string &r
 
 void add_probe_command(CLI::App &app);
 void add_config_command(CLI::App &app);
+void add_validate_command(CLI::App &app);
 
 } // namespace tidal_tool

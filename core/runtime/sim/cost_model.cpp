@@ -6,10 +6,12 @@ namespace tidal::sim {
 
 double CostModel::copy(Endpoint src, Endpoint dst, uint64_t bytes) const
 {
-    double bandwidth = p_.host_memcpy_bw;
+    // d2d_bw counts read and write traffic (as the H200's 4200 GB/s figure does), so a
+    // device-to-device copy of N bytes moves 2N through it, like the copy kernel does.
     if (src == Endpoint::device && dst == Endpoint::device)
-        bandwidth = p_.d2d_bw;
-    else if (dst == Endpoint::device)
+        return transfer(2 * bytes, p_.d2d_bw) + p_.copy_latency;
+    double bandwidth = p_.host_memcpy_bw;
+    if (dst == Endpoint::device)
         bandwidth = src == Endpoint::pinned ? p_.h2d_pinned_bw : p_.h2d_pageable_bw;
     else if (src == Endpoint::device)
         bandwidth = dst == Endpoint::pinned ? p_.d2h_pinned_bw : p_.d2h_pageable_bw;

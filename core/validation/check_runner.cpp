@@ -1,0 +1,143 @@
+#include "validation/check_runner.h"
+
+#include <fmt/format.h>
+
+#include "log/logger.h"
+#include "status/error.h"
+
+namespace tidal {
+
+CheckRunner::~CheckRunner()
+{
+    const tidal_rt_ops &ops = runtime_.ops();
+    void *rt = runtime_.instance();
+    for (Lane &l : lanes_) {
+        if (l.start)
+            ops.event_destroy(rt, l.start);
+        if (l.end)
+            ops.event_destroy(rt, l.end);
+        if (l.stream)
+            ops.stream_destroy(rt, l.stream);
+    }
+}
+
+void CheckRunner::check_operand(const void *p, size_t size, const char *name) const
+{
+    if (!p)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check {} is NULL", name), "give the memory to check");
+    if (reinterpret_cast<uintptr_t>(p) % 8 != 0)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check {} {} is not 8-byte aligned", name, p),
+                    "validation kernels work on 64-bit words");
+    if (auto r = registry_.find(p)) {
+        const size_t offset = static_cast<size_t>(static_cast<const char *>(p) - static_cast<const char *>(r->base));
+        if (size > r->size - offset)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                        fmt::format("check {}: {} bytes from {} run past the end of its allocation ({} bytes at {})",
+                                    name, size, p, r->size, r->base),
+                        "check a range inside the allocation");
+    }
+}
+
+void CheckRunner::validate(const tidal_check &c) const
+{
+    if (c.kind < TIDAL_CHECK_TOUCH_READ || c.kind > TIDAL_CHECK_RUNTIME_COPY)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check kind {} is not a tidal_check_kind", static_cast<int>(c.kind)),
+                    "use TIDAL_CHECK_* values");
+    if (c.device < 0 || c.device >= runtime_.device_count())
+        throw Error(TIDAL_ERROR_NOT_FOUND, fmt::format("device {} does not exist; the {} runtime has {} device(s)", c.device,
+                                                       runtime_.name(), runtime_.device_count()),
+                    "`tidal probe` lists the devices");
+    if (c.size == 0 || c.size % 8 != 0)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check size {} is not a positive multiple of 8", c.size),
+                    "validation kernels work on 64-bit words");
+    check_operand(c.target, c.size, "target");
+    if (c.kind == TIDAL_CHECK_COPY || c.kind == TIDAL_CHECK_TRIAD || c.kind == TIDAL_CHECK_RUNTIME_COPY)
+        check_operand(c.source, c.size, "source");
+    if (c.kind == TIDAL_CHECK_TRIAD)
+        check_operand(c.source2, c.size, "source2");
+}
+
+CheckRunner::Lane &CheckRunner::lane(int32_t device)
+{
+    if (lanes_.size() < static_cast<size_t>(runtime_.device_count()))
+        lanes_.resize(static_cast<size_t>(runtime_.device_count()));
+    Lane &l = lanes_[static_cast<size_t>(device)];
+    if (l.ready)
+        return l;
+    const tidal_rt_ops &ops = runtime_.ops();
+    void *rt = runtime_.instance();
+    if (ops.stream_create && ops.event_create && ops.event_record && ops.event_synchronize && ops.event_elapsed_ms) {
+        runtime_.check(ops.stream_create(rt, device, &l.stream), fmt::format("creating a stream on device {}", device));
+        runtime_.check(ops.event_create(rt, device, &l.start), "creating a timing event");
+        runtime_.check(ops.event_create(rt, device, &l.end), "creating a timing event");
+    }
+    l.ready = true;
+    return l;
+}
+
+int CheckRunner::launch(const tidal_check &c, void *stream, uint64_t *mismatches)
+{
+    const tidal_rt_ops &ops = runtime_.ops();
+    void *rt = runtime_.instance();
+    auto missing = [&](const char *what) -> int {
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("the {} runtime of this build has no {} kernel", runtime_.name(), what),
+                    "build tidal with the validation kernels (features hip_kernels / nvcc_kernels)");
+    };
+    switch (c.kind) {
+    case TIDAL_CHECK_TOUCH_READ:
+    case TIDAL_CHECK_TOUCH_WRITE:
+        return ops.kernel_touch ? ops.kernel_touch(rt, c.device, c.target, c.size, c.kind == TIDAL_CHECK_TOUCH_WRITE, stream)
+                                : missing("touch");
+    case TIDAL_CHECK_PATTERN_FILL:
+        return ops.kernel_pattern_fill ? ops.kernel_pattern_fill(rt, c.device, c.target, c.size, c.seed, stream)
+                                       : missing("pattern");
+    case TIDAL_CHECK_PATTERN_VERIFY:
+        return ops.kernel_pattern_check
+                   ? ops.kernel_pattern_check(rt, c.device, c.target, c.size, c.seed, mismatches, stream)
+                   : missing("pattern");
+    case TIDAL_CHECK_COPY:
+        return ops.kernel_copy ? ops.kernel_copy(rt, c.device, c.target, c.source, c.size, stream) : missing("copy");
+    case TIDAL_CHECK_TRIAD:
+        return ops.kernel_triad
+                   ? ops.kernel_triad(rt, c.device, static_cast<double *>(c.target), static_cast<const double *>(c.source),
+                                      static_cast<const double *>(c.source2), c.scalar, c.size, stream)
+                   : missing("triad");
+    case TIDAL_CHECK_ATOMIC_ADD:
+        return ops.kernel_atomic_add ? ops.kernel_atomic_add(rt, c.device, static_cast<uint64_t *>(c.target), c.size / 8,
+                                                             static_cast<uint32_t>(c.seed), stream)
+                                     : missing("atomics");
+    case TIDAL_CHECK_RUNTIME_COPY:
+        return ops.memcpy ? ops.memcpy(rt, c.target, c.source, c.size, stream) : missing("memcpy");
+    }
+    return missing("such");
+}
+
+void CheckRunner::run(tidal_check &c)
+{
+    validate(c);
+    std::lock_guard lock(mutex_);
+    Lane &l = lane(c.device);
+    const tidal_rt_ops &ops = runtime_.ops();
+    void *rt = runtime_.instance();
+    const uint32_t repeat = c.repeat ? c.repeat : 1;
+    const std::string what = fmt::format("validation kernel {} on device {} ({} bytes)", static_cast<int>(c.kind), c.device, c.size);
+    uint64_t mismatches = 0;
+    if (l.stream)
+        runtime_.check(ops.event_record(rt, l.start, l.stream), "recording a timing event");
+    for (uint32_t i = 0; i < repeat; ++i)
+        runtime_.check(launch(c, l.stream, &mismatches), what);
+    c.elapsed_ms = 0.0;
+    if (l.stream) {
+        runtime_.check(ops.event_record(rt, l.end, l.stream), "recording a timing event");
+        runtime_.check(ops.event_synchronize(rt, l.end), what);
+        float ms = 0.0f;
+        runtime_.check(ops.event_elapsed_ms(rt, l.start, l.end, &ms), "reading a timing event");
+        c.elapsed_ms = ms;
+    } else if (ops.device_synchronize) {
+        runtime_.check(ops.device_synchronize(rt, c.device), what);
+    }
+    c.result = c.kind == TIDAL_CHECK_PATTERN_VERIFY ? mismatches : 0;
+}
+
+} // namespace tidal

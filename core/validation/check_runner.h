@@ -1,0 +1,42 @@
+// Runs the validation kernels (tidal_check_run) on a device: checks the request against the
+// registry, runs the runtime's kernel entry point on a per-device stream, times it with
+// runtime events. The kernels themselves live in kernels/ (GPU) and the simulated device.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "registry/allocation_registry.h"
+#include "runtime/runtime.h"
+
+namespace tidal {
+
+class CheckRunner {
+public:
+    CheckRunner(Runtime &runtime, const AllocationRegistry &registry) : runtime_(runtime), registry_(registry) {}
+    ~CheckRunner();
+    CheckRunner(const CheckRunner &) = delete;
+    CheckRunner &operator=(const CheckRunner &) = delete;
+
+    // Fills check.result and check.elapsed_ms; throws tidal::Error.
+    void run(tidal_check &check);
+
+private:
+    struct Lane { // one per device: where checks run and how they are timed
+        void *stream = nullptr;
+        void *start = nullptr;
+        void *end = nullptr;
+        bool ready = false;
+    };
+    void validate(const tidal_check &check) const;
+    void check_operand(const void *p, size_t size, const char *name) const;
+    Lane &lane(int32_t device);
+    int launch(const tidal_check &check, void *stream, uint64_t *mismatches);
+
+    Runtime &runtime_;
+    const AllocationRegistry &registry_;
+    std::mutex mutex_; // guards lanes_ creation; runs on one lane are serialised by it too
+    std::vector<Lane> lanes_;
+};
+
+} // namespace tidal

@@ -1,0 +1,146 @@
+/* Device suite: the C API on a real GPU. Skips (exit 77) when the best runtime found is the
+ * simulated device. Plain C (no cmocka) so it runs on GPU machines that lack test libraries.
+ * Managed memory stays far below the card's memory: at most 2 x 256 MiB at a time. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tidal/tidal.h>
+
+static int failures = 0;
+
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            ++failures;                                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, " [last error: %s]\n", tidal_last_error());                             \
+        }                                                                                          \
+    } while (0)
+
+#define EXPECT_STATUS(call, want)                                                                  \
+    do {                                                                                           \
+        tidal_status got_ = (call);                                                                \
+        EXPECT(got_ == (want), "%s returned %s, expected %s", #call, tidal_status_name(got_),      \
+               tidal_status_name(want));                                                           \
+    } while (0)
+
+static tidal_status run(tidal_context *ctx, tidal_check_kind kind, int32_t dev, void *t, const void *s, size_t size,
+                        uint64_t seed, uint64_t *result)
+{
+    tidal_check c = TIDAL_CHECK_INIT;
+    c.kind = kind;
+    c.device = dev;
+    c.target = t;
+    c.source = s;
+    c.size = size;
+    c.seed = seed;
+    tidal_status st = tidal_check_run(ctx, &c);
+    if (result)
+        *result = c.result;
+    return st;
+}
+
+static void kind_round_trip(tidal_context *ctx, const tidal_device_info *dev, tidal_kind kind, size_t size)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = kind;
+    desc.device = dev->index;
+    desc.tag = "device-test";
+    void *p = NULL;
+    tidal_status s = tidal_alloc(ctx, size, &desc, &p);
+    const int fine = kind == TIDAL_KIND_DEVICE_FINE || kind == TIDAL_KIND_MANAGED_COARSE;
+    if (fine && !(dev->flags & TIDAL_DEVICE_FLAG_FINE_GRAINED)) {
+        EXPECT(s == TIDAL_ERROR_NOT_SUPPORTED, "%s on a device without fine-grained kinds: %s", tidal_kind_name(kind),
+               tidal_status_name(s));
+        return;
+    }
+    EXPECT(s == TIDAL_OK, "alloc %s", tidal_kind_name(kind));
+    if (s != TIDAL_OK)
+        return;
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    EXPECT_STATUS(tidal_pointer_query(ctx, (char *)p + size - 1, &info), TIDAL_OK);
+    EXPECT(info.base == p && info.kind == kind, "query of %s", tidal_kind_name(kind));
+    printf("  %-15s alloc ok", tidal_kind_name(kind));
+    if (kind == TIDAL_KIND_PAGEABLE && !(dev->flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS)) {
+        printf(", kernels skipped (no pageable access: a kernel would fault)\n");
+        EXPECT_STATUS(tidal_prefetch(ctx, p, size, dev->index), TIDAL_OK); /* a counted no-op */
+        EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
+        return;
+    }
+    uint64_t bad = 1;
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_TOUCH_WRITE, dev->index, p, NULL, size, 0, NULL), TIDAL_OK);
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_FILL, dev->index, p, NULL, size, 77, NULL), TIDAL_OK);
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_VERIFY, dev->index, p, NULL, size, 77, &bad), TIDAL_OK);
+    EXPECT(bad == 0, "%s: %llu words corrupted after fill", tidal_kind_name(kind), (unsigned long long)bad);
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_VERIFY, dev->index, p, NULL, size, 78, &bad), TIDAL_OK);
+    EXPECT(bad == size / 8, "%s: a wrong seed must mismatch every word, got %llu", tidal_kind_name(kind),
+           (unsigned long long)bad);
+    const int managed = kind == TIDAL_KIND_MANAGED || kind == TIDAL_KIND_MANAGED_COARSE;
+    const int32_t places[] = {TIDAL_DEVICE_HOST, dev->index, TIDAL_DEVICE_HOST, dev->index};
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_STATUS(tidal_prefetch(ctx, p, size, places[i]), TIDAL_OK);
+        if (managed) {
+            tidal_range_info r = TIDAL_RANGE_INFO_INIT;
+            EXPECT_STATUS(tidal_range_query(ctx, p, size, &r), TIDAL_OK);
+            EXPECT(r.last_prefetch_location == places[i], "%s: last prefetch location %d, expected %d",
+                   tidal_kind_name(kind), r.last_prefetch_location, places[i]);
+        }
+        EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_VERIFY, dev->index, p, NULL, size, 77, &bad), TIDAL_OK);
+        EXPECT(bad == 0, "%s: %llu words corrupted after move %d", tidal_kind_name(kind), (unsigned long long)bad, i);
+    }
+    if (kind != TIDAL_KIND_DEVICE && kind != TIDAL_KIND_DEVICE_FINE) {
+        /* Host-visible kinds: device atomics, then the host reads the counters directly. */
+        memset(p, 0, 8192);
+        EXPECT_STATUS(tidal_prefetch(ctx, p, size, dev->index), TIDAL_OK);
+        EXPECT_STATUS(run(ctx, TIDAL_CHECK_ATOMIC_ADD, dev->index, p, NULL, 8192, 1000, NULL), TIDAL_OK);
+        size_t wrong = 0;
+        for (size_t i = 0; i < 1024; ++i)
+            wrong += ((const uint64_t *)p)[i] != 1000;
+        EXPECT(wrong == 0, "%s: %zu atomic counters wrong", tidal_kind_name(kind), wrong);
+    }
+    printf(", touch/pattern/%s/atomics ok\n", managed ? "prefetch both ways" : "no-op prefetch");
+    EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
+}
+
+int main(void)
+{
+    tidal_context *ctx = NULL;
+    tidal_status s = tidal_context_create_from_string("runtime = \"auto\"\nlog_level = \"error\"\n", &ctx);
+    if (s != TIDAL_OK) {
+        fprintf(stderr, "cannot create a context: %s: %s\n", tidal_status_name(s), tidal_last_error());
+        return 1;
+    }
+    tidal_system_info sys = TIDAL_SYSTEM_INFO_INIT;
+    EXPECT_STATUS(tidal_system_info_get(ctx, &sys), TIDAL_OK);
+    if (strcmp(sys.runtime, "sim") == 0) {
+        printf("SKIP: no GPU runtime is usable here (the best runtime is the simulated device)\n");
+        tidal_context_destroy(ctx);
+        return 77;
+    }
+    printf("runtime %s (%s), %d device(s)\n", sys.runtime, sys.runtime_detail, sys.device_count);
+    for (int32_t d = 0; d < sys.device_count; ++d) {
+        tidal_device_info dev = TIDAL_DEVICE_INFO_INIT;
+        EXPECT_STATUS(tidal_device_info_get(ctx, d, &dev), TIDAL_OK);
+        printf("device %d: %s (%s), %.1f GiB, flags 0x%x\n", d, dev.name, dev.arch, dev.total_memory / 1073741824.0,
+               dev.flags);
+        EXPECT(!(dev.flags & TIDAL_DEVICE_FLAG_SIMULATED), "a GPU runtime reported a simulated device");
+        EXPECT(dev.total_memory > 0 && dev.free_memory > 0 && dev.free_memory <= dev.total_memory, "memory figures");
+        for (int k = TIDAL_KIND_DEVICE; k < TIDAL_KIND_COUNT; ++k)
+            kind_round_trip(ctx, &dev, (tidal_kind)k, 256u << 20);
+        /* An absurd request fails cleanly and the context stays usable. */
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = TIDAL_KIND_DEVICE;
+        desc.device = d;
+        void *p = NULL;
+        EXPECT_STATUS(tidal_alloc(ctx, (size_t)1 << 50, &desc, &p), TIDAL_ERROR_OUT_OF_MEMORY);
+        EXPECT(strstr(tidal_last_error(), "(2)") != NULL, "the native error number is named: %s", tidal_last_error());
+        EXPECT_STATUS(tidal_alloc(ctx, 4096, &desc, &p), TIDAL_OK);
+        EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
+    }
+    EXPECT_STATUS(tidal_context_destroy(ctx), TIDAL_OK);
+    printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,401 @@
+// `tidal validate`: for each device and each allocation kind, allocate through tidal, run the
+// validation kernels on the device, move the data both ways with prefetch and check that the
+// runtime's range attributes and the data agree after every move. Then measure the copy kernel
+// against the runtime's own device-to-device memcpy.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tool_commands.h"
+
+namespace tidal_tool {
+namespace {
+
+struct ValidateOptions {
+    std::string config;
+    std::string runtime;
+    bool json = false;
+    int device = -1;
+    uint64_t size = 64ull << 20;
+    uint64_t bandwidth_size = 0; // 0: 1 GiB on a GPU, 64 MiB on the simulated device
+    unsigned repeat = 10;
+};
+
+enum class Verdict { pass, fail, unsupported, skipped };
+
+struct Outcome {
+    Verdict verdict = Verdict::skipped;
+    std::string detail;
+};
+
+const char *verdict_name(Verdict v)
+{
+    switch (v) {
+    case Verdict::pass: return "pass";
+    case Verdict::fail: return "FAIL";
+    case Verdict::unsupported: return "unsupported";
+    case Verdict::skipped: return "-";
+    }
+    return "?";
+}
+
+const std::vector<std::string> kChecks = {"alloc", "touch", "pattern", "migrate", "atomics"};
+
+struct Row {
+    tidal_kind kind;
+    std::map<std::string, Outcome> checks;
+    bool failed() const
+    {
+        return std::any_of(checks.begin(), checks.end(), [](const auto &c) { return c.second.verdict == Verdict::fail; });
+    }
+};
+
+std::string last_error(tidal_status s) { return fmt::format("{}: {}", tidal_status_name(s), tidal_last_error()); }
+
+// Runs one validation kernel; on failure returns the message.
+tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size,
+                       uint64_t seed, uint64_t *result = nullptr, const void *source = nullptr)
+{
+    tidal_check c = TIDAL_CHECK_INIT;
+    c.kind = kind;
+    c.device = device;
+    c.target = target;
+    c.source = source;
+    c.size = size;
+    c.seed = seed;
+    tidal_status s = tidal_check_run(ctx, &c);
+    if (result)
+        *result = c.result;
+    return s;
+}
+
+class KindValidator {
+public:
+    KindValidator(tidal_context *ctx, const tidal_device_info &dev, tidal_kind kind, size_t size)
+        : ctx_(ctx), dev_(dev), kind_(kind), size_(size)
+    {
+    }
+
+    Row run()
+    {
+        Row row{kind_, {}};
+        for (const auto &c : kChecks)
+            row.checks[c] = {};
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = kind_;
+        desc.device = dev_.index;
+        desc.tag = "tidal-validate";
+        void *p = nullptr;
+        tidal_status s = tidal_alloc(ctx_, size_, &desc, &p);
+        if (s == TIDAL_ERROR_NOT_SUPPORTED) {
+            row.checks["alloc"] = {Verdict::unsupported, tidal_last_error()};
+            return row;
+        }
+        if (s != TIDAL_OK) {
+            row.checks["alloc"] = {Verdict::fail, last_error(s)};
+            return row;
+        }
+        row.checks["alloc"] = {Verdict::pass, fmt::format("{} MiB", size_ >> 20)};
+        const bool host_kind = kind_ == TIDAL_KIND_PAGEABLE;
+        if (host_kind && !(dev_.flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS)) {
+            // The hardware would fault (and a real GPU context would not survive it).
+            const std::string why = "the device cannot access pageable memory (no HMM / XNACK off)";
+            for (const char *c : {"touch", "pattern", "migrate", "atomics"})
+                row.checks[c] = {Verdict::unsupported, why};
+        } else {
+            row.checks["touch"] = touch(p);
+            row.checks["pattern"] = pattern(p);
+            row.checks["migrate"] = migrate(p);
+            row.checks["atomics"] = atomics(p);
+        }
+        if ((s = tidal_free(ctx_, p)) != TIDAL_OK)
+            row.checks["alloc"] = {Verdict::fail, "free: " + last_error(s)};
+        return row;
+    }
+
+private:
+    bool managed() const { return kind_ == TIDAL_KIND_MANAGED || kind_ == TIDAL_KIND_MANAGED_COARSE; }
+    bool host_readable() const { return kind_ != TIDAL_KIND_DEVICE && kind_ != TIDAL_KIND_DEVICE_FINE; }
+
+    Outcome touch(void *p)
+    {
+        for (tidal_check_kind k : {TIDAL_CHECK_TOUCH_WRITE, TIDAL_CHECK_TOUCH_READ})
+            if (tidal_status s = run_check(ctx_, k, dev_.index, p, size_, 0); s != TIDAL_OK)
+                return {Verdict::fail, last_error(s)};
+        return {Verdict::pass, "every 4 KiB page read and written by the device"};
+    }
+
+    Outcome verify(void *p, uint64_t seed, const char *when)
+    {
+        uint64_t mismatches = 0;
+        if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_VERIFY, dev_.index, p, size_, seed, &mismatches);
+            s != TIDAL_OK)
+            return {Verdict::fail, fmt::format("{}: {}", when, last_error(s))};
+        if (mismatches)
+            return {Verdict::fail, fmt::format("{}: {} of {} words corrupted", when, mismatches, size_ / 8)};
+        return {Verdict::pass, ""};
+    }
+
+    Outcome pattern(void *p)
+    {
+        const uint64_t seed = 0x7da1 + static_cast<uint64_t>(kind_);
+        if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_FILL, dev_.index, p, size_, seed); s != TIDAL_OK)
+            return {Verdict::fail, last_error(s)};
+        Outcome o = verify(p, seed, "after fill");
+        if (o.verdict == Verdict::pass)
+            o.detail = "address-derived pattern written and verified on the device";
+        return o;
+    }
+
+    Outcome expect_location(int32_t want, const char *when)
+    {
+        tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+        if (tidal_status s = tidal_range_query(ctx_, base_, size_, &info); s != TIDAL_OK)
+            return {Verdict::fail, fmt::format("{}: {}", when, last_error(s))};
+        if (info.last_prefetch_location != want)
+            return {Verdict::fail, fmt::format("{}: the runtime reports last prefetch location {}, expected {}", when,
+                                               info.last_prefetch_location, want)};
+        return {Verdict::pass, ""};
+    }
+
+    Outcome migrate(void *p)
+    {
+        base_ = p;
+        const uint64_t seed = 0x5eed;
+        if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_FILL, dev_.index, p, size_, seed); s != TIDAL_OK)
+            return {Verdict::fail, last_error(s)};
+        if (!managed()) {
+            // Other kinds cannot move: prefetch must succeed as a no-op and leave the data intact.
+            for (int32_t to : {TIDAL_DEVICE_HOST, dev_.index})
+                if (tidal_status s = tidal_prefetch(ctx_, p, size_, to); s != TIDAL_OK)
+                    return {Verdict::fail, "prefetch (no-op expected): " + last_error(s)};
+            Outcome o = verify(p, seed, "after no-op prefetches");
+            if (o.verdict == Verdict::pass)
+                o = {Verdict::pass, "not migratable: prefetch is a counted no-op, data intact"};
+            return o;
+        }
+        const struct { int32_t to; const char *when; } moves[] = {
+            {TIDAL_DEVICE_HOST, "after prefetch to host"},
+            {dev_.index, "after prefetch to device"},
+            {TIDAL_DEVICE_HOST, "after second prefetch to host"},
+            {dev_.index, "after second prefetch to device"},
+        };
+        for (const auto &m : moves) {
+            if (tidal_status s = tidal_prefetch(ctx_, p, size_, m.to); s != TIDAL_OK)
+                return {Verdict::fail, fmt::format("{}: {}", m.when, last_error(s))};
+            if (Outcome o = expect_location(m.to, m.when); o.verdict != Verdict::pass)
+                return o;
+            if (Outcome o = verify(p, seed, m.when); o.verdict != Verdict::pass)
+                return o;
+        }
+        return {Verdict::pass, "host<->device twice; attributes and pattern checked after each move"};
+    }
+
+    Outcome atomics(void *p)
+    {
+        constexpr size_t kCounters = 1024;
+        constexpr uint32_t kRounds = 100;
+        const size_t bytes = std::min<size_t>(size_, kCounters * 8);
+        // A pinned host buffer is where the host reads the counters for every kind.
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = TIDAL_KIND_PINNED;
+        void *host = nullptr;
+        if (tidal_status s = tidal_alloc(ctx_, bytes, &desc, &host); s != TIDAL_OK)
+            return {Verdict::fail, "pinned staging buffer: " + last_error(s)};
+        auto *h = static_cast<uint64_t *>(host);
+        Outcome result{Verdict::pass, fmt::format("{} rounds of atomicAdd on {} counters", kRounds, bytes / 8)};
+        std::fill(h, h + bytes / 8, 0);
+        tidal_status s = run_check(ctx_, TIDAL_CHECK_RUNTIME_COPY, dev_.index, p, bytes, 0, nullptr, host);
+        if (s == TIDAL_OK)
+            s = run_check(ctx_, TIDAL_CHECK_ATOMIC_ADD, dev_.index, p, bytes, kRounds);
+        if (s == TIDAL_OK)
+            s = run_check(ctx_, TIDAL_CHECK_RUNTIME_COPY, dev_.index, host, bytes, 0, nullptr, p);
+        if (s != TIDAL_OK) {
+            result = {Verdict::fail, last_error(s)};
+        } else {
+            size_t wrong = 0;
+            for (size_t i = 0; i < bytes / 8; ++i)
+                wrong += h[i] != kRounds;
+            // Kinds the host can read directly are read again without the copy.
+            if (host_readable())
+                for (size_t i = 0; i < bytes / 8; ++i)
+                    wrong += static_cast<const uint64_t *>(p)[i] != kRounds;
+            if (wrong)
+                result = {Verdict::fail, fmt::format("{} counters hold the wrong count", wrong)};
+            else if (host_readable())
+                result.detail += ", read back by the host directly";
+        }
+        tidal_free(ctx_, host);
+        return result;
+    }
+
+    tidal_context *ctx_;
+    const tidal_device_info &dev_;
+    tidal_kind kind_;
+    size_t size_;
+    void *base_ = nullptr;
+};
+
+struct Bandwidth {
+    Outcome outcome;
+    double kernel_gbs = 0, runtime_gbs = 0, ratio = 0;
+    size_t bytes = 0;
+};
+
+Bandwidth measure_bandwidth(tidal_context *ctx, const tidal_device_info &dev, size_t bytes, unsigned repeat)
+{
+    Bandwidth b;
+    b.bytes = bytes;
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    desc.device = dev.index;
+    void *src = nullptr, *dst = nullptr;
+    tidal_status s = tidal_alloc(ctx, bytes, &desc, &src);
+    if (s == TIDAL_OK)
+        s = tidal_alloc(ctx, bytes, &desc, &dst);
+    auto timed = [&](tidal_check_kind kind, double *gbs) {
+        tidal_check c = TIDAL_CHECK_INIT;
+        c.kind = kind;
+        c.device = dev.index;
+        c.target = dst;
+        c.source = src;
+        c.size = bytes;
+        c.repeat = 1;
+        tidal_status st = tidal_check_run(ctx, &c); // warm-up
+        c.repeat = repeat;
+        if (st == TIDAL_OK)
+            st = tidal_check_run(ctx, &c);
+        // Read and write counted, as cudaMemcpy device-to-device bandwidth is usually quoted.
+        if (st == TIDAL_OK && c.elapsed_ms > 0)
+            *gbs = 2.0 * static_cast<double>(bytes) * repeat / (c.elapsed_ms * 1e-3) / 1e9;
+        return st;
+    };
+    if (s == TIDAL_OK)
+        s = timed(TIDAL_CHECK_RUNTIME_COPY, &b.runtime_gbs);
+    if (s == TIDAL_OK)
+        s = timed(TIDAL_CHECK_COPY, &b.kernel_gbs);
+    if (s == TIDAL_ERROR_NOT_SUPPORTED)
+        b.outcome = {Verdict::unsupported, tidal_last_error()};
+    else if (s != TIDAL_OK)
+        b.outcome = {Verdict::fail, last_error(s)};
+    else if (b.runtime_gbs <= 0)
+        b.outcome = {Verdict::unsupported, "the runtime gives no event timing"};
+    else {
+        b.ratio = b.kernel_gbs / b.runtime_gbs;
+        b.outcome = {b.ratio >= 0.9 ? Verdict::pass : Verdict::fail,
+                     fmt::format("copy kernel {:.0f} GB/s = {:.1f}% of the runtime's memcpy {:.0f} GB/s (target >= 90%)",
+                                 b.kernel_gbs, 100.0 * b.ratio, b.runtime_gbs)};
+    }
+    tidal_free(ctx, src);
+    tidal_free(ctx, dst);
+    return b;
+}
+
+int run_validate(const ValidateOptions &o)
+{
+    if (o.size % 8 != 0 || o.bandwidth_size % 8 != 0) {
+        fmt::print(stderr, "tidal validate: sizes must be multiples of 8 bytes\n");
+        return 1;
+    }
+    tidal_context *ctx = open_context(o.config, o.runtime);
+    if (!ctx)
+        return 1;
+    tidal_system_info sys = TIDAL_SYSTEM_INFO_INIT;
+    tidal_system_info_get(ctx, &sys);
+    if (o.device >= sys.device_count) {
+        fmt::print(stderr, "tidal validate: device {} does not exist ({} device(s))\n", o.device, sys.device_count);
+        tidal_context_destroy(ctx);
+        return 1;
+    }
+    nlohmann::json report{{"runtime", sys.runtime}, {"runtime_detail", sys.runtime_detail}, {"devices", nlohmann::json::array()}};
+    bool failed = false;
+    for (int32_t d = 0; d < sys.device_count; ++d) {
+        if (o.device >= 0 && d != o.device)
+            continue;
+        tidal_device_info dev = TIDAL_DEVICE_INFO_INIT;
+        tidal_device_info_get(ctx, d, &dev);
+        const bool simulated = dev.flags & TIDAL_DEVICE_FLAG_SIMULATED;
+        std::vector<Row> rows;
+        for (int k = TIDAL_KIND_DEVICE; k < TIDAL_KIND_COUNT; ++k)
+            rows.push_back(KindValidator(ctx, dev, static_cast<tidal_kind>(k), o.size).run());
+        const size_t bw_bytes = o.bandwidth_size ? o.bandwidth_size : (simulated ? 64ull << 20 : 1ull << 30);
+        Bandwidth bw = measure_bandwidth(ctx, dev, bw_bytes, o.repeat);
+
+        nlohmann::json jd{{"index", d}, {"name", dev.name}, {"simulated", simulated}, {"kinds", nlohmann::json::array()}};
+        for (const Row &r : rows) {
+            nlohmann::json jr{{"kind", tidal_kind_name(r.kind)}};
+            for (const auto &c : kChecks)
+                jr["checks"][c] = {{"result", verdict_name(r.checks.at(c).verdict)}, {"detail", r.checks.at(c).detail}};
+            jd["kinds"].push_back(jr);
+            failed |= r.failed();
+        }
+        jd["bandwidth"] = {{"result", verdict_name(bw.outcome.verdict)}, {"detail", bw.outcome.detail},
+                           {"bytes", bw.bytes}, {"kernel_gbs", bw.kernel_gbs}, {"runtime_memcpy_gbs", bw.runtime_gbs},
+                           {"ratio", bw.ratio}};
+        failed |= bw.outcome.verdict == Verdict::fail;
+        report["devices"].push_back(jd);
+
+        if (!o.json) {
+            fmt::print("device {}: {}{}  (runtime {}; {} MiB per kind)\n", d, dev.name, simulated ? " [SIMULATED]" : "",
+                       sys.runtime, o.size >> 20);
+            fmt::print("  {:<15}", "kind");
+            for (const auto &c : kChecks)
+                fmt::print(" {:<12}", c);
+            fmt::print("\n");
+            for (const Row &r : rows) {
+                fmt::print("  {:<15}", tidal_kind_name(r.kind));
+                for (const auto &c : kChecks)
+                    fmt::print(" {:<12}", verdict_name(r.checks.at(c).verdict));
+                fmt::print("\n");
+            }
+            for (const Row &r : rows)
+                for (const auto &c : kChecks) {
+                    const Outcome &out = r.checks.at(c);
+                    if (out.verdict == Verdict::fail || (out.verdict == Verdict::unsupported && c == "alloc") ||
+                        (out.verdict == Verdict::unsupported && c == "touch"))
+                        fmt::print("    {} / {}: {}: {}\n", tidal_kind_name(r.kind), c, verdict_name(out.verdict), out.detail);
+                }
+            fmt::print("  bandwidth ({} MiB device-to-device): {}: {}\n\n", bw_bytes >> 20, verdict_name(bw.outcome.verdict),
+                       bw.outcome.detail);
+        }
+    }
+    tidal_context_destroy(ctx);
+    report["result"] = failed ? "fail" : "pass";
+    if (o.json)
+        fmt::print("{}\n", report.dump(2));
+    else
+        fmt::print("{}\n", failed ? "validation FAILED" : "validation passed");
+    return failed ? 1 : 0;
+}
+
+} // namespace
+
+void add_validate_command(CLI::App &app)
+{
+    auto o = std::make_shared<ValidateOptions>();
+    CLI::App *cmd = app.add_subcommand(
+        "validate", "For each device and allocation kind: allocate through tidal, run the touch / pattern / atomics "
+                    "kernels on the device, prefetch both ways and check the data and the runtime's range attributes "
+                    "after each move; then compare the copy kernel with the runtime's own memcpy. Prints a table "
+                    "(pass / FAIL / unsupported, with reasons); exit status 1 on any failure.");
+    cmd->add_flag("--json", o->json, "Print JSON instead of a table");
+    cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)");
+    cmd->add_option("--runtime", o->runtime, "Runtime: auto, sim, hip or cuda")->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+    cmd->add_option("--device", o->device, "Validate only this device (default: all)");
+    cmd->add_option("--size", o->size, "Bytes per kind (default 64 MiB)")->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34));
+    cmd->add_option("--bandwidth-size", o->bandwidth_size,
+                    "Bytes per copy in the bandwidth check (default 1 GiB on a GPU, 64 MiB simulated)");
+    cmd->add_option("--repeat", o->repeat, "Timed repetitions of each copy (default 10)")->check(CLI::Range(1u, 1000u));
+    cmd->callback([o] {
+        int rc = run_validate(*o);
+        if (rc != 0)
+            throw CLI::RuntimeError(rc);
+    });
+}
+
+} // namespace tidal_tool
