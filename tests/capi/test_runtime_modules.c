@@ -118,34 +118,55 @@ static void test_module_without_entry_symbol_is_rejected(void **state)
     free(toml);
 }
 
-/* Without runtime_path the real HIP module is looked up where the library keeps modules. On
- * this GPU-less machine it either is not there (not built) or reports no device. */
-static void test_real_hip_module_without_gpu(void **state)
+/* Without runtime_path the real modules are looked up where the library keeps them. On a
+ * GPU-less machine a module that was built must report the no-device status with the native
+ * error's name and number; one that was not built is a missing module. The build tells the
+ * test which (TIDAL_TEST_HIP_BUILT / TIDAL_TEST_CUDA_BUILT), so neither case can pass by luck. */
+static void expect_real_module_without_gpu(const char *runtime, const char *built_variable,
+                                           const char *const *native_names)
 {
-    (void)state;
+    char *toml = harness_format("runtime = \"%s\"\n", runtime);
     tidal_context *ctx = NOT_NULL_SENTINEL;
-    tidal_status status = tidal_context_create_from_string("runtime = \"hip\"\n", &ctx);
+    tidal_status status = tidal_context_create_from_string(toml, &ctx);
     char *message = harness_format("%s", tidal_last_error());
+    free(toml);
     if (status == TIDAL_OK) {
         tidal_context_destroy(ctx);
         free(message);
-        print_message("a HIP device answered; this check is for machines without one\n");
+        print_message("a %s device answered; this check is for machines without one\n", runtime);
         skip();
     }
     assert_null(ctx);
-    if (status == TIDAL_ERROR_NO_DEVICE) {
-        if (!harness_contains(message, "hip", 1))
-            fail_msg("NO_DEVICE without naming HIP: \"%s\"", message);
-    } else if (status == TIDAL_ERROR_RUNTIME) {
-        /* Not built, or built but its HIP library is absent (dlopen's own words). */
-        if (!harness_contains(message, "not found", 1) &&
-            !harness_contains(message, "cannot open shared object", 1))
-            fail_msg("RUNTIME error that is not a missing module: \"%s\"", message);
+    const char *built = getenv(built_variable);
+    if (built && strcmp(built, "1") == 0) {
+        if (status != TIDAL_ERROR_NO_DEVICE)
+            fail_msg("runtime = \"%s\" without a GPU returned %s, expected NO_DEVICE: \"%s\"", runtime,
+                     tidal_status_name(status), message);
+        int named = 0;
+        for (const char *const *n = native_names; *n; ++n)
+            named |= harness_contains(message, *n, 0);
+        if (!named)
+            fail_msg("NO_DEVICE without the native error's name and number: \"%s\"", message);
     } else {
-        fail_msg("runtime = \"hip\" without a GPU returned %s: \"%s\"", tidal_status_name(status),
-                 message);
+        assert_int_equal(status, TIDAL_ERROR_RUNTIME);
+        assert_contains(message, "not found");
     }
     free(message);
+}
+
+static void test_real_hip_module_without_gpu(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"hipErrorNoDevice (100)", NULL};
+    expect_real_module_without_gpu("hip", "TIDAL_TEST_HIP_BUILT", names);
+}
+
+static void test_real_cuda_module_without_gpu(void **state)
+{
+    (void)state;
+    /* Without a driver the CUDA runtime says InsufficientDriver, with one but no GPU NoDevice. */
+    static const char *const names[] = {"cudaErrorInsufficientDriver (35)", "cudaErrorNoDevice (100)", NULL};
+    expect_real_module_without_gpu("cuda", "TIDAL_TEST_CUDA_BUILT", names);
 }
 
 static void test_auto_falls_back_to_sim(void **state)
@@ -176,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_module_with_other_abi_is_rejected),
         cmocka_unit_test(test_module_without_entry_symbol_is_rejected),
         cmocka_unit_test(test_real_hip_module_without_gpu),
+        cmocka_unit_test(test_real_cuda_module_without_gpu),
         cmocka_unit_test(test_auto_falls_back_to_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
