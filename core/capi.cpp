@@ -315,4 +315,71 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
     return guarded(fn, [&] { ctx->impl.run_check(*check); });
 }
 
+TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream)
+{
+    if (stream)
+        *stream = nullptr;
+    if (!ctx)
+        return null_argument("tidal_stream_create", "ctx");
+    if (!stream)
+        return null_argument("tidal_stream_create", "stream");
+    return guarded("tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+}
+
+TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
+{
+    if (!ctx)
+        return null_argument("tidal_stream_destroy", "ctx");
+    if (!stream)
+        return TIDAL_OK;
+    return guarded("tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+}
+
+TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream)
+{
+    if (!ctx)
+        return null_argument("tidal_stream_synchronize", "ctx");
+    return guarded("tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+}
+
+static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, const void *src, size_t size,
+                              void *stream)
+{
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!dst)
+        return null_argument(fn, "dst");
+    if (!src)
+        return null_argument(fn, "src");
+    return guarded(fn, [&] { ctx->impl.copies().copy(dst, src, size, stream); });
+}
+
+TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size)
+{
+    return copy_call("tidal_copy", ctx, dst, src, size, nullptr);
+}
+
+TIDAL_API tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const void *src, size_t size, void *stream)
+{
+    return copy_call("tidal_copy_async", ctx, dst, src, size, stream);
+}
+
+TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size)
+{
+    if (!ctx)
+        return null_argument("tidal_register", "ctx");
+    if (!ptr)
+        return null_argument("tidal_register", "ptr");
+    return guarded("tidal_register", [&] { ctx->impl.copies().register_host(ptr, size); });
+}
+
+TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr)
+{
+    if (!ctx)
+        return null_argument("tidal_unregister", "ctx");
+    if (!ptr)
+        return null_argument("tidal_unregister", "ptr");
+    return guarded("tidal_unregister", [&] { ctx->impl.copies().unregister_host(ptr); });
+}
+
 } // extern "C"

@@ -68,6 +68,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.devices = policy_devices_.data();
     chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
+    copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
 }
 
 Context::~Context()
@@ -90,6 +91,7 @@ Context::~Context()
         for (const auto &r : leaked)
             release_record(r);
     }
+    copies_.reset();  // its staging ring, streams and registrations belong to the runtime
     checks_.reset();  // its streams and events belong to the runtime
     chain_.reset();   // policies go before the runtime they decided for
     runtime_.reset();
@@ -341,6 +343,28 @@ tidal_range_info Context::range_query(const void *ptr, size_t size) const
     if (attribute(TIDAL_RT_ATTR_COHERENCY_MODE, &v))
         info.coherency = v == 0 ? TIDAL_COHERENCY_FINE : v == 1 ? TIDAL_COHERENCY_COARSE : TIDAL_COHERENCY_INDETERMINATE;
     return info;
+}
+
+void *Context::stream_create(int32_t device)
+{
+    if (device < 0 || device >= runtime_->device_count())
+        throw Error(TIDAL_ERROR_NOT_FOUND, fmt::format("device {} does not exist", device), "`tidal probe` lists the devices");
+    if (!runtime_->ops().stream_create)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no streams", runtime_->name()));
+    void *stream = nullptr;
+    runtime_->check(runtime_->ops().stream_create(runtime_->instance(), device, &stream),
+                    fmt::format("creating a stream on device {}", device));
+    return stream;
+}
+
+void Context::stream_destroy(void *stream)
+{
+    runtime_->check(runtime_->ops().stream_destroy(runtime_->instance(), stream), "destroying a stream");
+}
+
+void Context::stream_synchronize(void *stream)
+{
+    runtime_->check(runtime_->ops().stream_synchronize(runtime_->instance(), stream), "synchronising a stream");
 }
 
 tidal_device_info Context::device_info(int32_t device) const

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "copy/copy_engine.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_registry.h"
 #include "runtime/runtime.h"
@@ -32,6 +33,10 @@ public:
     void prefetch(const void *ptr, size_t size, int32_t device);
     tidal_range_info range_query(const void *ptr, size_t size) const;
     void run_check(tidal_check &check) { checks_->run(check); }
+    CopyEngine &copies() { return *copies_; }
+    void *stream_create(int32_t device);
+    void stream_destroy(void *stream);
+    void stream_synchronize(void *stream);
 
     const Settings &settings() const noexcept { return settings_; }
     const Runtime &runtime() const noexcept { return *runtime_; }
@@ -53,6 +58,7 @@ private:
     std::unique_ptr<PolicyChain> chain_;
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
+    std::unique_ptr<CopyEngine> copies_;
     std::atomic<uint64_t> prefetch_moves_{0};
     std::atomic<uint64_t> prefetch_noops_{0};
 };

@@ -221,6 +221,44 @@ TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, si
                                          tidal_range_info *info);
 
 /* =====================================================================================
+ * Streams and copies
+ * =================================================================================== */
+/* Streams are the runtime's own handles (cudaStream_t, hipStream_t) passed as void *: a
+ * stream the application made with its GPU runtime works wherever tidal takes one. NULL is the
+ * runtime's default stream. tidal_stream_create makes one on any runtime, the simulated
+ * device included. */
+
+/*! tidal_stream_create() : a non-blocking stream on `device`. */
+TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream);
+/*! tidal_stream_destroy() : NULL is accepted and does nothing. */
+TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream);
+/*! tidal_stream_synchronize() : waits until all work on `stream` is done. */
+TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream);
+
+/*! tidal_copy() : copies `size` bytes between any two kinds of memory, in any direction, and
+ *  returns when the copy is complete. Device, managed, pinned and registered memory copy
+ *  directly; pageable memory on one side is staged through a ring of pinned chunks with host
+ *  threads copying one chunk while the device copies another ([copy] in the configuration).
+ *  Pointers need not be tidal allocations. size 0 does nothing.
+ *  @return INVALID_ARGUMENT (NULL pointer), OUT_OF_MEMORY (staging buffers), RUNTIME. */
+TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size);
+/*! tidal_copy_async() : as tidal_copy, ordered on `stream`. It returns once a pageable source
+ *  may be reused and a pageable destination read; other copies may still be in flight on the
+ *  stream (synchronise it before reading the destination). */
+TIDAL_API tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const void *src, size_t size,
+                                        void *stream);
+
+/*! tidal_register() : page-locks [ptr, ptr+size) of ordinary host memory (malloc, new, mmap)
+ *  so copies from and to it run directly at the bus rate, until tidal_unregister. Explicit by
+ *  design: tidal never registers memory behind the caller's back, since a registration cached
+ *  across a free() would go stale. Unregister before freeing the memory.
+ *  @return INVALID_ARGUMENT (size 0, overlap with a registered range, tidal memory of a kind
+ *  other than pageable), NOT_SUPPORTED, RUNTIME. */
+TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size);
+/*! tidal_unregister() : @return UNKNOWN_POINTER when `ptr` does not start a registered range. */
+TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr);
+
+/* =====================================================================================
  * Validation kernels: small kernels that prove, on the real device, that memory placed by
  * tidal is reachable and intact. They run on the simulated device too (on the CPU, with its
  * XNACK rules), so every caller works everywhere. `tidal validate` is built on these.

@@ -22,8 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 9> kTopKeys = {
-    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda"};
+constexpr std::array<std::string_view, 10> kTopKeys = {
+    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy"};
+constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
 constexpr std::array<std::string_view, 6> kSimKeys = {"devices", "capacity", "page_size",
@@ -186,6 +187,22 @@ FaultSpec read_fault(const TomlReader &r, const toml::node &node, size_t index)
     return f;
 }
 
+void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "copy");
+    r.require_known_keys(t, "copy", kCopyKeys);
+    if (const toml::node *n = t.get("chunk_size")) {
+        s.copy.chunk_size = r.size(*n, "copy.chunk_size");
+        if (s.copy.chunk_size < 4096 || s.copy.chunk_size > (uint64_t{1} << 30) || s.copy.chunk_size % 4096 != 0)
+            r.fail(n->source(), "copy.chunk_size must be a multiple of 4 KiB between 4 KiB and 1 GiB",
+                   "16MiB suits most machines");
+    }
+    if (const toml::node *n = t.get("ring_depth"))
+        s.copy.ring_depth = static_cast<uint32_t>(r.integer(*n, "copy.ring_depth", 2, 64));
+    if (const toml::node *n = t.get("threads"))
+        s.copy.threads = static_cast<uint32_t>(r.integer(*n, "copy.threads", 0, 256));
+}
+
 void read_sim(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "sim");
@@ -245,6 +262,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
     for (std::string_view module : {"hip", "cuda"})
         if (const toml::node *n = doc.get(module))
             r.table(*n, std::string(module));
+    if (const toml::node *n = doc.get("copy"))
+        read_copy(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else

@@ -56,6 +56,13 @@ struct SimSettings {
     std::vector<FaultSpec> faults;
 };
 
+// [copy]: staged copies of pageable memory (tidal_copy).
+struct CopySettings {
+    uint64_t chunk_size = uint64_t{16} << 20; // bytes per pinned staging slot
+    uint32_t ring_depth = 4;                  // slots in the ring (2..64)
+    uint32_t threads = 0;                     // host memcpy threads; 0 = min(cores, 16)
+};
+
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
     LogLevel log_level = LogLevel::warn;
@@ -68,6 +75,7 @@ struct Settings {
     std::filesystem::path source;                          // config file, empty for a string
     std::filesystem::path base_dir;                        // where relative paths start
     SimSettings sim;
+    CopySettings copy;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };
 

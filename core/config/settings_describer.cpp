@@ -76,6 +76,14 @@ std::string format_capacity(uint64_t bytes)
     return std::to_string(bytes) + "  # " + format_size(bytes);
 }
 
+void describe_copy(std::ostringstream &os, const CopySettings &copy)
+{
+    os << "\n[copy]\n";
+    os << "chunk_size = " << copy.chunk_size << "  # " << format_size(copy.chunk_size) << "\n";
+    os << "ring_depth = " << copy.ring_depth << "\n";
+    os << "threads = " << copy.threads << (copy.threads ? "" : "  # 0: min(cores, 16)") << "\n";
+}
+
 void describe_sim(std::ostringstream &os, const SimSettings &sim)
 {
     const SimProfile &p = sim.profile;
@@ -154,6 +162,7 @@ std::string describe_settings(const Settings &s)
         os << "\n" << format_tables(wrapper) << "\n";
     }
 
+    describe_copy(os, s.copy);
     describe_sim(os, s.sim);
     return os.str();
 }

@@ -1,0 +1,72 @@
+// tidal_copy: any direction, any kinds. Pinned, device and managed memory copy directly with
+// the runtime. Pageable memory on one side goes through a ring of pinned chunks: host threads
+// copy into (or out of) one slot while the device DMA works on another, so the copy runs at
+// the slower of the bus and the host's parallel memcpy, not at the runtime's pageable rate.
+// Host memory the caller registered (tidal_register) copies directly, like pinned memory.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "config/settings.h"
+#include "copy/host_workers.h"
+#include "registry/allocation_registry.h"
+#include "runtime/runtime.h"
+
+namespace tidal {
+
+class CopyEngine {
+public:
+    CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings);
+    ~CopyEngine();
+    CopyEngine(const CopyEngine &) = delete;
+    CopyEngine &operator=(const CopyEngine &) = delete;
+
+    // stream NULL: returns when the copy is complete. Otherwise ordered on `stream`; returns
+    // once the caller may reuse a pageable source or read a pageable destination.
+    void copy(void *dst, const void *src, size_t size, void *stream);
+
+    // Page-locks user memory for direct copies until unregister(). Explicit by design: a cache
+    // of registrations would go stale when the user frees the memory.
+    void register_host(void *ptr, size_t size);
+    void unregister_host(void *ptr);
+
+    struct Counters {
+        uint64_t direct = 0, staged_h2d = 0, staged_d2h = 0, host = 0;
+    };
+    Counters counters() const;
+
+private:
+    enum class Side { pageable, host_locked, device };
+    struct Slot {
+        void *buffer = nullptr;
+        void *event = nullptr;
+        bool in_flight = false;
+    };
+    Side side_of(const void *p, size_t size, int32_t *device) const;
+    void ensure_ring();
+    void *stream_for(int32_t device);
+    void wait(Slot &slot);
+    void staged_to_device(void *dst, const char *src, size_t size, void *stream);
+    void staged_to_host(char *dst, const void *src, size_t size, void *stream);
+
+    Runtime &runtime_;
+    const AllocationRegistry &registry_;
+    CopySettings settings_;
+    HostWorkers workers_;
+
+    std::mutex staging_mutex_; // one staged copy at a time uses the ring
+    std::vector<Slot> ring_;
+    std::vector<void *> streams_; // internal copy stream per device, created on first use
+
+    mutable std::shared_mutex registrations_mutex_;
+    std::map<uintptr_t, size_t> registrations_; // base -> size
+
+    mutable std::mutex counters_mutex_;
+    Counters counters_;
+};
+
+} // namespace tidal

@@ -1,0 +1,93 @@
+#include "copy/host_workers.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tidal {
+namespace {
+// Below this a split costs more in wake-ups than it saves.
+constexpr size_t kMinPerThread = size_t{1} << 20;
+
+// The [begin, end) share of `part` out of `parts`, cut on 4 KiB boundaries so no two threads
+// write the same page.
+std::pair<size_t, size_t> share(size_t size, unsigned part, unsigned parts)
+{
+    const size_t pages = (size + 4095) / 4096;
+    const size_t begin = std::min(size, pages * part / parts * 4096);
+    const size_t end = std::min(size, pages * (part + 1) / parts * 4096);
+    return {begin, end};
+}
+} // namespace
+
+HostWorkers::HostWorkers(unsigned threads)
+{
+    const unsigned extra = threads > 1 ? threads - 1 : 0;
+    workers_.reserve(extra);
+    for (unsigned i = 0; i < extra; ++i)
+        workers_.emplace_back([this, i] { run(i + 1); });
+}
+
+HostWorkers::~HostWorkers()
+{
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto &t : workers_)
+        t.join();
+}
+
+void HostWorkers::copy(void *dst, const void *src, size_t size)
+{
+    const unsigned parts = static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+    if (parts <= 1) {
+        std::memcpy(dst, src, size);
+        return;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        dst_ = static_cast<char *>(dst);
+        src_ = static_cast<const char *>(src);
+        size_ = size;
+        pending_ = static_cast<unsigned>(workers_.size());
+        ++generation_;
+    }
+    wake_.notify_all();
+    // The caller takes share 0; workers beyond `parts` get empty shares.
+    auto [begin, end] = share(size, 0, parts);
+    std::memcpy(dst_ + begin, src_ + begin, end - begin);
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+}
+
+void HostWorkers::run(unsigned index)
+{
+    unsigned long seen = 0;
+    for (;;) {
+        char *dst;
+        const char *src;
+        size_t size;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+            if (stopping_)
+                return;
+            seen = generation_;
+            dst = dst_;
+            src = src_;
+            size = size_;
+        }
+        const unsigned parts = static_cast<unsigned>(
+            std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+        if (index < parts) {
+            auto [begin, end] = share(size, index, parts);
+            std::memcpy(dst + begin, src + begin, end - begin);
+        }
+        std::lock_guard lock(mutex_);
+        if (--pending_ == 0)
+            done_.notify_one();
+    }
+}
+
+} // namespace tidal

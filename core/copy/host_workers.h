@@ -1,0 +1,42 @@
+// A persistent pool of host threads for parallel memcpy. A pageable<->device copy is bounded
+// by how fast the host can move bytes into pinned memory, and one thread moves ~8.5 GB/s where
+// 16 move ~31 GB/s on the H200 machine. Threads are started once: spawning them per chunk was
+// what held a naive staged copy to 13.5 GB/s.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tidal {
+
+class HostWorkers {
+public:
+    explicit HostWorkers(unsigned threads); // total parallelism, the caller included
+    ~HostWorkers();
+    HostWorkers(const HostWorkers &) = delete;
+    HostWorkers &operator=(const HostWorkers &) = delete;
+
+    unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
+    // memcpy split across the workers and the calling thread; returns when all bytes are copied.
+    // One call at a time (callers serialise; the copy engine holds its staging lock).
+    void copy(void *dst, const void *src, size_t size);
+
+private:
+    void run(unsigned index);
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    unsigned long generation_ = 0;
+    unsigned pending_ = 0;
+    bool stopping_ = false;
+    char *dst_ = nullptr;
+    const char *src_ = nullptr;
+    size_t size_ = 0;
+};
+
+} // namespace tidal

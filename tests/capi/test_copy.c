@@ -1,0 +1,175 @@
+/* tidal_copy / tidal_copy_async / tidal_register on the simulated device: every direction and
+ * kind, staged copies across many chunks, streams, registration rules, and bad input. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = kind;
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, size, &desc, &p));
+    return p;
+}
+
+/* pageable -> kind -> pageable, checking the bytes arrive intact. */
+static void round_trip(tidal_context *ctx, tidal_kind kind, size_t size, void *stream)
+{
+    unsigned char *src = malloc(size), *back = malloc(size);
+    assert_non_null(src);
+    assert_non_null(back);
+    harness_fill(src, size, (unsigned)size);
+    memset(back, 0, size);
+    void *mid = alloc_kind(ctx, kind, size);
+    if (stream) {
+        assert_ok(tidal_copy_async(ctx, mid, src, size, stream));
+        assert_ok(tidal_copy_async(ctx, back, mid, size, stream));
+        assert_ok(tidal_stream_synchronize(ctx, stream));
+    } else {
+        assert_ok(tidal_copy(ctx, mid, src, size));
+        assert_ok(tidal_copy(ctx, back, mid, size));
+    }
+    assert_true(harness_holds(back, size, (unsigned)size));
+    assert_ok(tidal_free(ctx, mid));
+    free(src);
+    free(back);
+}
+
+static void test_every_kind_and_size(void **state)
+{
+    tidal_context *ctx = *state;
+    const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED, TIDAL_KIND_PAGEABLE};
+    const size_t sizes[] = {1, 4097, (16u << 20) + 12345, 40u << 20};
+    for (size_t k = 0; k < 4; ++k)
+        for (size_t s = 0; s < 4; ++s)
+            round_trip(ctx, kinds[k], sizes[s], NULL);
+}
+
+static void test_many_small_chunks(void **state)
+{
+    (void)state;
+    /* 4 KiB chunks and two slots: every slot is reused many times in one copy. */
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[copy]\nchunk_size = \"4KiB\"\nring_depth = 2\nthreads = 3\n");
+    round_trip(ctx, TIDAL_KIND_DEVICE, (1u << 20) + 100, NULL);
+    void *stream = NULL;
+    assert_ok(tidal_stream_create(ctx, 0, &stream));
+    round_trip(ctx, TIDAL_KIND_DEVICE, (1u << 20) + 8, stream);
+    assert_ok(tidal_stream_destroy(ctx, stream));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
+static void test_device_to_device_and_async(void **state)
+{
+    tidal_context *ctx = *state;
+    const size_t size = 3u << 20;
+    unsigned char *a = alloc_kind(ctx, TIDAL_KIND_DEVICE, size), *b = alloc_kind(ctx, TIDAL_KIND_DEVICE, size);
+    harness_fill(a, size, 9); /* simulated device memory is host memory */
+    void *stream = NULL;
+    assert_ok(tidal_stream_create(ctx, 0, &stream));
+    assert_ok(tidal_copy_async(ctx, b, a, size, stream));
+    assert_ok(tidal_stream_synchronize(ctx, stream));
+    assert_true(harness_holds(b, size, 9));
+    round_trip(ctx, TIDAL_KIND_MANAGED, size, stream);
+    assert_ok(tidal_stream_destroy(ctx, stream));
+    assert_ok(tidal_free(ctx, a));
+    assert_ok(tidal_free(ctx, b));
+}
+
+static void test_registered_memory(void **state)
+{
+    tidal_context *ctx = *state;
+    const size_t size = 8u << 20;
+    unsigned char *user = malloc(size);
+    assert_non_null(user);
+    harness_fill(user, size, 5);
+    assert_ok(tidal_register(ctx, user, size));
+    assert_status(tidal_register(ctx, user + 4096, 4096), TIDAL_ERROR_INVALID_ARGUMENT); /* overlaps */
+    assert_last_error_contains("overlap");
+    void *dev = alloc_kind(ctx, TIDAL_KIND_DEVICE, size);
+    assert_ok(tidal_copy(ctx, dev, user, size));
+    memset(user, 0, size);
+    assert_ok(tidal_copy(ctx, user, dev, size));
+    assert_true(harness_holds(user, size, 5));
+    assert_status(tidal_unregister(ctx, user + 1), TIDAL_ERROR_UNKNOWN_POINTER);
+    assert_ok(tidal_unregister(ctx, user));
+    assert_status(tidal_unregister(ctx, user), TIDAL_ERROR_UNKNOWN_POINTER);
+    void *pinned = alloc_kind(ctx, TIDAL_KIND_PINNED, 4096);
+    assert_status(tidal_register(ctx, pinned, 4096), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_last_error_contains("needs no registration");
+    assert_status(tidal_register(ctx, user, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_register(ctx, NULL, 8), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_register(NULL, user, 8), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_ok(tidal_free(ctx, pinned));
+    assert_ok(tidal_free(ctx, dev));
+    free(user);
+}
+
+static void test_copy_errors(void **state)
+{
+    tidal_context *ctx = *state;
+    char a[16] = {0}, b[16] = {0};
+    assert_status(tidal_copy(NULL, a, b, 16), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_copy(ctx, NULL, b, 16), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_copy(ctx, a, NULL, 16), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_ok(tidal_copy(ctx, a, b, 0));
+    void *stream = NULL;
+    assert_status(tidal_stream_create(ctx, 4, &stream), TIDAL_ERROR_NOT_FOUND);
+    assert_null(stream);
+    assert_status(tidal_stream_create(ctx, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_ok(tidal_stream_destroy(ctx, NULL));
+}
+
+static void test_runtime_failure_mid_copy_leaves_engine_usable(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[copy]\nchunk_size = \"1MiB\"\n"
+                                         "[[sim.fault]]\noperation = \"memcpy\"\nnth = 2\nerror = \"hipErrorOutOfMemory\"\n");
+    const size_t size = 4u << 20;
+    unsigned char *src = malloc(size);
+    assert_non_null(src);
+    harness_fill(src, size, 3);
+    void *dev = alloc_kind(ctx, TIDAL_KIND_DEVICE, size);
+    assert_status(tidal_copy(ctx, dev, src, size), TIDAL_ERROR_OUT_OF_MEMORY);
+    assert_last_error_contains("hipErrorOutOfMemory (2)");
+    assert_ok(tidal_copy(ctx, dev, src, size));
+    assert_true(harness_holds(dev, size, 3));
+    assert_ok(tidal_free(ctx, dev));
+    free(src);
+    assert_ok(tidal_context_destroy(ctx));
+}
+
+static void test_bad_copy_settings(void **state)
+{
+    (void)state;
+    tidal_context *ctx = NULL;
+    assert_status(tidal_context_create_from_string("[copy]\nchunk_size = \"3000\"\n", &ctx), TIDAL_ERROR_CONFIG);
+    assert_last_error_contains("<string>:2:");
+    assert_status(tidal_context_create_from_string("[copy]\nring_depth = 1\n", &ctx), TIDAL_ERROR_CONFIG);
+    assert_status(tidal_context_create_from_string("[copy]\nthread = 4\n", &ctx), TIDAL_ERROR_CONFIG);
+    assert_last_error_contains("did you mean 'threads'");
+}
+
+int main(void)
+{
+    harness_isolate_environment();
+#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
+    const struct CMUnitTest tests[] = {
+        SIM_TEST(test_every_kind_and_size),
+        cmocka_unit_test(test_many_small_chunks),
+        SIM_TEST(test_device_to_device_and_async),
+        SIM_TEST(test_registered_memory),
+        SIM_TEST(test_copy_errors),
+        cmocka_unit_test(test_runtime_failure_mid_copy_leaves_engine_usable),
+        cmocka_unit_test(test_bad_copy_settings),
+    };
+#undef SIM_TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
