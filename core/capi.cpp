@@ -178,6 +178,11 @@ TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_
         if (tidal_status s = check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size); s != TIDAL_OK)
             return s;
         d = *desc;
+        // A kind outside the enum is the caller's error; reading it as tidal_kind would be UB.
+        int32_t kind = 0;
+        std::memcpy(&kind, &desc->kind, sizeof kind);
+        if (kind < TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT)
+            return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
     }
     return guarded(fn, [&] { *out = ctx->impl.allocate(size, d); });
 }

@@ -1,5 +1,7 @@
 #include "policy/policy_chain.h"
 
+#include <cstring>
+
 #include <toml++/toml.h>
 
 #include <fmt/format.h>
@@ -14,6 +16,16 @@
 
 namespace tidal {
 namespace {
+
+// Enum fields a plugin or caller filled may hold any number; reading them as the enum type
+// would be undefined behaviour (UBSan flags it), so the checks read the integer.
+template <typename Enum> int32_t raw(const Enum &e)
+{
+    static_assert(sizeof(Enum) == sizeof(int32_t));
+    int32_t v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
 
 bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
 bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
@@ -89,9 +101,9 @@ void PolicyChain::validate(const tidal_placement &p, const std::string &who, boo
     // Malformed answers are the plugin's fault; well-formed ones the device cannot honour are
     // NOT_SUPPORTED, whoever asked (the caller may have requested the kind explicitly).
     const tidal_status malformed = from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_INVALID_ARGUMENT;
-    if (p.kind <= TIDAL_KIND_AUTO || p.kind >= TIDAL_KIND_COUNT)
+    if (raw(p.kind) <= TIDAL_KIND_AUTO || raw(p.kind) >= TIDAL_KIND_COUNT)
         throw Error(malformed, fmt::format("{} decided kind {}, which is not a tidal_kind (1..{})", who,
-                                           static_cast<int>(p.kind), TIDAL_KIND_COUNT - 1),
+                                           raw(p.kind), TIDAL_KIND_COUNT - 1),
                     "a placement must name a concrete kind");
     const bool host = is_host(p.kind);
     const bool device_ok = (p.device >= 0 && p.device < system_->device_count) || (host && p.device == TIDAL_DEVICE_HOST);
@@ -135,7 +147,7 @@ Decision PolicyChain::place(const tidal_place_request &request) const
         tidal_placement out{};
         out.struct_size = sizeof(out);
         out.device = TIDAL_DEVICE_DEFAULT;
-        const tidal_policy_verdict verdict = plugin->place(request, out);
+        const int32_t verdict = raw(plugin->place(request, out));
         out.reason[sizeof(out.reason) - 1] = '\0';
         const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_DEFER)
@@ -166,15 +178,15 @@ std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) con
         out.struct_size = sizeof(out);
         out.placement.struct_size = sizeof(out.placement);
         out.placement.device = TIDAL_DEVICE_DEFAULT;
-        const tidal_policy_verdict verdict = plugin->recover(event, out);
+        const int32_t verdict = raw(plugin->recover(event, out));
         const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_DEFER)
             continue;
-        if (verdict == TIDAL_POLICY_REFUSE || out.action == TIDAL_RECOVER_FAIL)
+        if (verdict == TIDAL_POLICY_REFUSE || raw(out.action) == TIDAL_RECOVER_FAIL)
             return std::nullopt;
-        if (verdict != TIDAL_POLICY_DECIDED || out.action != TIDAL_RECOVER_RETRY || event.operation != TIDAL_OP_ALLOC)
+        if (verdict != TIDAL_POLICY_DECIDED || raw(out.action) != TIDAL_RECOVER_RETRY || event.operation != TIDAL_OP_ALLOC)
             throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered an invalid recovery (verdict {}, action {})", who,
-                                                        static_cast<int>(verdict), static_cast<int>(out.action)),
+                                                        verdict, raw(out.action)),
                         "recover answers DEFER, or DECIDED with FAIL, or RETRY for an allocation");
         validate(out.placement, who, true);
         return Decision{out.placement, plugin->name()};

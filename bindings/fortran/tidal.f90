@@ -1,0 +1,367 @@
+! tidal — the Fortran API. `use tidal` is all an application needs.
+!
+!   use tidal
+!   type(tidal_ctx) :: ctx
+!   real(real64), pointer :: a(:,:) => null()
+!   integer :: status
+!   call tidal_init(ctx, status)
+!   call tidal_allocate(ctx, a, [n, m], status, kind=TIDAL_KIND_MANAGED, tag='a')
+!   if (status /= TIDAL_OK) print *, tidal_last_error_message()
+!   ...
+!   call tidal_deallocate(ctx, a, status)
+!   call tidal_finalize(ctx, status)
+!
+! Rules every procedure keeps:
+!  - the last argument but the optional ones is `integer, intent(out) :: status`: TIDAL_OK or
+!    one of the TIDAL_ERROR_* numbers of the C ABI. Nothing here stops the program;
+!    tidal_last_error_message() gives the detailed text of this thread's newest failure and
+!    tidal_status_message(status) a short description of any status;
+!  - arrays come from tidal_allocate as pointer arrays (Fortran cannot point an allocatable
+!    at foreign memory); tidal_deallocate frees them and nullifies the pointer;
+!  - prefetch and query take arrays of any type and rank directly, sections included;
+!  - strings go in as Fortran strings (trailing blanks of names and paths are dropped) and
+!    come back as character(len=:), allocatable.
+! This module re-exports the named constants of tidal_constants. The raw C interfaces stay in
+! tidal_c; `use tidal_c` alongside `use tidal` only when calling the C functions themselves.
+module tidal
+  use, intrinsic :: iso_c_binding, only: c_char, c_int, c_int32_t, c_loc, c_null_ptr, c_ptr, &
+                                         c_size_t, c_sizeof
+  use, intrinsic :: iso_fortran_env, only: int64
+  use tidal_constants
+  use tidal_c, only: tidal_context_create, tidal_context_create_from_file, &
+                     tidal_context_create_from_string, tidal_context_destroy, &
+                     tidal_pointer_query, &
+                     tidal_pointer_info, tidal_range_query, tidal_range_info, &
+                     tidal_system_info_get, tidal_system_info, tidal_device_info_get, &
+                     tidal_device_info, tidal_config_describe, tidal_status_name, &
+                     tidal_status_string, tidal_kind_name, &
+                     c_tidal_version_string => tidal_version_string
+  use tidal_base, only: tidal_ctx, tidal_from_c, tidal_fail, tidal_has_context, &
+                        tidal_c_string, tidal_f_string, tidal_f_chars, tidal_array_span, &
+                        tidal_pending_error
+  use tidal_arrays, only: tidal_allocate, tidal_deallocate
+  implicit none
+  private
+  public :: tidal_ctx, tidal_array_info, tidal_range, tidal_system, tidal_device
+  public :: tidal_init, tidal_finalize, tidal_allocate, tidal_deallocate, tidal_prefetch, &
+            tidal_query, tidal_query_range, tidal_get_system, tidal_get_device, &
+            tidal_config_text, tidal_status_message, tidal_last_error_message, &
+            tidal_get_status_message, tidal_get_last_error, tidal_kind_string, tidal_version
+  ! The constants, as if declared here.
+  public :: TIDAL_VERSION_MAJOR, TIDAL_VERSION_MINOR, TIDAL_VERSION_PATCH, &
+            TIDAL_VERSION_NUMBER, TIDAL_VERSION_STRING, TIDAL_ABI_VERSION
+  public :: TIDAL_OK, TIDAL_ERROR_INVALID_ARGUMENT, TIDAL_ERROR_OUT_OF_MEMORY, &
+            TIDAL_ERROR_NOT_SUPPORTED, TIDAL_ERROR_NO_DEVICE, TIDAL_ERROR_UNKNOWN_POINTER, &
+            TIDAL_ERROR_CONFIG, TIDAL_ERROR_PLUGIN, TIDAL_ERROR_RUNTIME, &
+            TIDAL_ERROR_BUDGET_EXCEEDED, TIDAL_ERROR_ILLEGAL_ACCESS, TIDAL_ERROR_INTERNAL, &
+            TIDAL_ERROR_NOT_FOUND, TIDAL_ERROR_BUFFER_TOO_SMALL
+  public :: TIDAL_KIND_AUTO, TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED, &
+            TIDAL_KIND_PAGEABLE, TIDAL_KIND_DEVICE_FINE, TIDAL_KIND_MANAGED_COARSE, &
+            TIDAL_KIND_COUNT
+  public :: TIDAL_HINT_READ_MOSTLY, TIDAL_HINT_HOST_READ, TIDAL_HINT_HOST_WRITE, &
+            TIDAL_HINT_DEVICE_ONLY, TIDAL_HINT_STREAMING, TIDAL_HINT_TEMPORARY, TIDAL_HINT_ALL
+  public :: TIDAL_ADVICE_READ_MOSTLY, TIDAL_ADVICE_PREFERRED_DEVICE, &
+            TIDAL_ADVICE_PREFERRED_HOST, TIDAL_ADVICE_ACCESSED_BY_DEVICE, &
+            TIDAL_ADVICE_COARSE_GRAIN, TIDAL_ADVICE_ALL
+  public :: TIDAL_DEVICE_DEFAULT, TIDAL_DEVICE_HOST, TIDAL_LOCATION_NONE, TIDAL_TAG_MAX
+  public :: TIDAL_COHERENCY_UNKNOWN, TIDAL_COHERENCY_FINE, TIDAL_COHERENCY_COARSE, &
+            TIDAL_COHERENCY_INDETERMINATE
+  public :: TIDAL_CHECK_TOUCH_READ, TIDAL_CHECK_TOUCH_WRITE, TIDAL_CHECK_PATTERN_FILL, &
+            TIDAL_CHECK_PATTERN_VERIFY, TIDAL_CHECK_COPY, TIDAL_CHECK_TRIAD, &
+            TIDAL_CHECK_ATOMIC_ADD, TIDAL_CHECK_RUNTIME_COPY
+  public :: TIDAL_XNACK_NOT_APPLICABLE, TIDAL_XNACK_ON, TIDAL_XNACK_OFF, TIDAL_XNACK_UNKNOWN
+  public :: TIDAL_DEVICE_FLAG_SIMULATED, TIDAL_DEVICE_FLAG_MANAGED, &
+            TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED, TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS, &
+            TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT, TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS, &
+            TIDAL_DEVICE_FLAG_FINE_GRAINED
+
+  !> What tidal knows about the allocation an array lies in (tidal_query).
+  type :: tidal_array_info
+     integer :: kind = TIDAL_KIND_AUTO        ! where it was placed (never AUTO once queried)
+     integer :: device = TIDAL_DEVICE_HOST    ! device index, or TIDAL_DEVICE_HOST
+     integer(int64) :: size = 0               ! bytes of the whole allocation
+     integer(int64) :: alignment = 0          ! alignment guaranteed for base
+     integer :: hints = 0                     ! TIDAL_HINT_* as given
+     integer :: advice = 0                    ! TIDAL_ADVICE_* applied
+     character(len=:), allocatable :: tag     ! "" when untagged
+     character(len=:), allocatable :: placed_by ! the policy that decided, or "core"
+     type(c_ptr) :: base = c_null_ptr         ! the allocation's first byte
+  end type tidal_array_info
+
+  !> The device runtime's own view of a managed range (tidal_query_range).
+  type :: tidal_range
+     integer :: last_prefetch_location = TIDAL_LOCATION_NONE ! device, HOST or LOCATION_NONE
+     integer :: preferred_location = TIDAL_LOCATION_NONE     ! device, HOST or LOCATION_NONE
+     logical :: read_mostly = .false.
+     integer :: coherency = TIDAL_COHERENCY_UNKNOWN
+  end type tidal_range
+
+  !> The runtime in use (tidal_get_system).
+  type :: tidal_system
+     character(len=:), allocatable :: runtime        ! "sim", "hip" or "cuda"
+     character(len=:), allocatable :: runtime_detail
+     integer :: device_count = 0
+  end type tidal_system
+
+  !> One device's capabilities (tidal_get_device).
+  type :: tidal_device
+     integer :: index = 0
+     character(len=:), allocatable :: name
+     character(len=:), allocatable :: arch
+     integer(int64) :: total_memory = 0
+     integer(int64) :: free_memory = 0
+     integer(int64) :: page_size = 0      ! migration granularity of managed memory
+     integer(int64) :: l2_size = 0        ! 0 when unknown
+     integer :: flags = 0                 ! TIDAL_DEVICE_FLAG_*
+     integer :: xnack = TIDAL_XNACK_NOT_APPLICABLE
+     integer :: numa_node = -1            ! -1 when unknown
+  end type tidal_device
+
+contains
+
+  !> Creates a context. Without config_file or config_string: from the file named by
+  !! $TIDAL_CONFIG, or built-in defaults. config_string is TOML text (separate lines with
+  !! new_line('a')); config_file a TOML file. Giving both is INVALID_ARGUMENT.
+  subroutine tidal_init(ctx, status, config_file, config_string)
+    type(tidal_ctx), intent(out) :: ctx
+    integer, intent(out) :: status
+    character(len=*), intent(in), optional :: config_file
+    character(len=*), intent(in), optional :: config_string
+    ctx%handle = c_null_ptr
+    if (present(config_file) .and. present(config_string)) then
+       call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, &
+            'tidal_init: give config_file or config_string, not both')
+    else if (present(config_file)) then
+       call tidal_from_c(tidal_context_create_from_file(tidal_c_string(trim(config_file)), &
+                                                        ctx%handle), status)
+    else if (present(config_string)) then
+       call tidal_from_c(tidal_context_create_from_string(tidal_c_string(config_string), &
+                                                          ctx%handle), status)
+    else
+       call tidal_from_c(tidal_context_create(ctx%handle), status)
+    end if
+    if (status /= TIDAL_OK) ctx%handle = c_null_ptr
+  end subroutine tidal_init
+
+  !> Ends a context: every allocation still live is freed (and reported as a leak on the log),
+  !! so pointer arrays from it must not be used afterwards. An uninitialised ctx is accepted.
+  subroutine tidal_finalize(ctx, status)
+    type(tidal_ctx), intent(inout) :: ctx
+    integer, intent(out) :: status
+    call tidal_from_c(tidal_context_destroy(ctx%handle), status)
+    ctx%handle = c_null_ptr
+  end subroutine tidal_finalize
+
+  !> Makes the memory of `array` (any type and rank, a section too) resident on `device` (an
+  !! index) or on the host (TIDAL_DEVICE_HOST), and waits. Managed memory moves; other kinds
+  !! stay where they are and the call still succeeds. A strided section prefetches the span
+  !! from its lowest to its highest element.
+  subroutine tidal_prefetch(ctx, array, device, status)
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(in) :: device
+    integer, intent(out) :: status
+    type(c_ptr) :: lowest
+    integer(c_size_t) :: bytes
+    if (.not. tidal_has_context(ctx, 'tidal_prefetch', status)) return
+    if (.not. array_has_elements(array, 'tidal_prefetch', lowest, bytes, status)) return
+    call tidal_from_c(prefetch_bytes(ctx%handle, lowest, bytes, int(device, c_int32_t)), &
+                      status)
+  end subroutine tidal_prefetch
+
+  ! The C call behind tidal_prefetch. Its interface is imported here, inside one procedure,
+  ! and not at module level: gfortran 12 warns ("'tidal_prefetch' is not a function") when a
+  ! module both sees a bind(C) interface labelled tidal_prefetch and defines a procedure of
+  ! that name, and this module must define the Fortran tidal_prefetch.
+  integer function prefetch_bytes(handle, lowest, bytes, device) result(status)
+    use tidal_c, only: c_prefetch => tidal_prefetch
+    type(c_ptr), intent(in) :: handle, lowest
+    integer(c_size_t), intent(in) :: bytes
+    integer(c_int32_t), intent(in) :: device
+    status = c_prefetch(handle, lowest, bytes, device)
+  end function prefetch_bytes
+
+  !> What tidal knows about the allocation `array` lies in (any type and rank; a section or a
+  !! single element names the allocation containing it).
+  subroutine tidal_query(ctx, array, info, status)
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    type(tidal_array_info), intent(out) :: info
+    integer, intent(out) :: status
+    type(tidal_pointer_info) :: raw
+    type(c_ptr) :: lowest
+    integer(c_size_t) :: bytes
+    info%tag = ''
+    info%placed_by = ''
+    if (.not. tidal_has_context(ctx, 'tidal_query', status)) return
+    if (.not. array_has_elements(array, 'tidal_query', lowest, bytes, status)) return
+    raw%struct_size = c_sizeof(raw)
+    call tidal_from_c(tidal_pointer_query(ctx%handle, lowest, raw), status)
+    if (status /= TIDAL_OK) return
+    info%kind = raw%kind
+    info%device = raw%device
+    info%size = int(raw%size, int64)
+    info%alignment = int(raw%alignment, int64)
+    info%hints = raw%hints
+    info%advice = raw%advice
+    call tidal_f_chars(raw%tag, info%tag)
+    call tidal_f_chars(raw%placed_by, info%placed_by)
+    info%base = raw%base
+  end subroutine tidal_query
+
+  !> The device runtime's own view of the managed memory `array` covers.
+  !! NOT_SUPPORTED for memory that is not managed.
+  subroutine tidal_query_range(ctx, array, range, status)
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    type(tidal_range), intent(out) :: range
+    integer, intent(out) :: status
+    type(tidal_range_info) :: raw
+    type(c_ptr) :: lowest
+    integer(c_size_t) :: bytes
+    if (.not. tidal_has_context(ctx, 'tidal_query_range', status)) return
+    if (.not. array_has_elements(array, 'tidal_query_range', lowest, bytes, status)) return
+    raw%struct_size = c_sizeof(raw)
+    call tidal_from_c(tidal_range_query(ctx%handle, lowest, bytes, raw), status)
+    if (status /= TIDAL_OK) return
+    range%last_prefetch_location = raw%last_prefetch_location
+    range%preferred_location = raw%preferred_location
+    range%read_mostly = raw%read_mostly /= 0
+    range%coherency = raw%coherency
+  end subroutine tidal_query_range
+
+  ! ---- Access declarations and advice: RESERVED ------------------------------------------
+  ! tidal_declare_access / tidal_advise (names to be settled) arrive with the scheduler
+  ! issue, taking arrays directly like tidal_prefetch (type(*), dimension(..) through
+  ! array_has_elements). They are written once tidal.h has the C calls; see tidal_c.
+
+  !> The runtime in use and how many devices it has.
+  subroutine tidal_get_system(ctx, system, status)
+    type(tidal_ctx), intent(in) :: ctx
+    type(tidal_system), intent(out) :: system
+    integer, intent(out) :: status
+    type(tidal_system_info) :: raw
+    system%runtime = ''
+    system%runtime_detail = ''
+    if (.not. tidal_has_context(ctx, 'tidal_get_system', status)) return
+    raw%struct_size = c_sizeof(raw)
+    call tidal_from_c(tidal_system_info_get(ctx%handle, raw), status)
+    if (status /= TIDAL_OK) return
+    call tidal_f_chars(raw%runtime, system%runtime)
+    call tidal_f_chars(raw%runtime_detail, system%runtime_detail)
+    system%device_count = raw%device_count
+  end subroutine tidal_get_system
+
+  !> One device's capabilities; NOT_FOUND for an index the runtime does not have.
+  subroutine tidal_get_device(ctx, index, device, status)
+    type(tidal_ctx), intent(in) :: ctx
+    integer, intent(in) :: index
+    type(tidal_device), intent(out) :: device
+    integer, intent(out) :: status
+    type(tidal_device_info) :: raw
+    device%name = ''
+    device%arch = ''
+    if (.not. tidal_has_context(ctx, 'tidal_get_device', status)) return
+    raw%struct_size = c_sizeof(raw)
+    call tidal_from_c(tidal_device_info_get(ctx%handle, int(index, c_int32_t), raw), status)
+    if (status /= TIDAL_OK) return
+    device%index = raw%index
+    call tidal_f_chars(raw%name, device%name)
+    call tidal_f_chars(raw%arch, device%arch)
+    device%total_memory = raw%total_memory
+    device%free_memory = raw%free_memory
+    device%page_size = raw%page_size
+    device%l2_size = raw%l2_size
+    device%flags = raw%flags
+    device%xnack = raw%xnack
+    device%numa_node = raw%numa_node
+  end subroutine tidal_get_device
+
+  !> The resolved configuration and policy chain as TOML text, as the context uses it.
+  subroutine tidal_config_text(ctx, text, status)
+    type(tidal_ctx), intent(in) :: ctx
+    character(len=:), allocatable, intent(out) :: text
+    integer, intent(out) :: status
+    character(kind=c_char), allocatable, target :: buffer(:)
+    integer(c_size_t) :: needed, capacity
+    text = ''
+    needed = 0
+    if (.not. tidal_has_context(ctx, 'tidal_config_text', status)) return
+    ! Ask for the length first, then fill a buffer of exactly that size. The text cannot
+    ! change between the two calls: it depends only on the context's fixed settings.
+    call tidal_from_c(tidal_config_describe(ctx%handle, c_null_ptr, 0_c_size_t, needed), &
+                      status)
+    if (status /= TIDAL_OK .and. status /= TIDAL_ERROR_BUFFER_TOO_SMALL) return
+    capacity = needed
+    allocate(buffer(capacity))
+    call tidal_from_c(tidal_config_describe(ctx%handle, c_loc(buffer), capacity, needed), &
+                      status)
+    if (status /= TIDAL_OK) return
+    call tidal_f_chars(buffer, text)
+  end subroutine tidal_config_text
+
+  ! The string functions below are for ordinary code. In OpenMP parallel regions use the
+  ! subroutine forms (tidal_get_status_message, tidal_get_last_error): gfortran (12 at least)
+  ! keeps the length of a character(len=:) function result in a static temporary of the
+  ! *caller*, so concurrent calls of any such function race (see tidal_base).
+
+  !> "TIDAL_ERROR_CONFIG: configuration error": the status's name and short description.
+  !! For the details of a failure, see tidal_last_error_message().
+  function tidal_status_message(status) result(text)
+    integer, intent(in) :: status
+    character(len=:), allocatable :: text
+    call tidal_get_status_message(status, text)
+  end function tidal_status_message
+
+  !> tidal_status_message as a subroutine, safe to call from several threads at once.
+  subroutine tidal_get_status_message(status, message)
+    integer, intent(in) :: status
+    character(len=:), allocatable, intent(out) :: message
+    character(len=:), allocatable :: name, description
+    call tidal_f_string(tidal_status_name(int(status, c_int)), name)
+    call tidal_f_string(tidal_status_string(int(status, c_int)), description)
+    message = name // ': ' // description
+  end subroutine tidal_get_status_message
+
+  !> The detailed message of this thread's newest failed tidal call: what failed, the native
+  !! error when there was one, and a hint. "" when no call on this thread has failed.
+  function tidal_last_error_message() result(text)
+    character(len=:), allocatable :: text
+    call tidal_pending_error(text)
+  end function tidal_last_error_message
+
+  !> tidal_last_error_message as a subroutine, safe to call from several threads at once.
+  subroutine tidal_get_last_error(message)
+    character(len=:), allocatable, intent(out) :: message
+    call tidal_pending_error(message)
+  end subroutine tidal_get_last_error
+
+  !> "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse";
+  !! "unknown" for any other number.
+  function tidal_kind_string(kind) result(text)
+    integer, intent(in) :: kind
+    character(len=:), allocatable :: text
+    call tidal_f_string(tidal_kind_name(int(kind, c_int)), text)
+  end function tidal_kind_string
+
+  !> The library's version, e.g. "0.1.0" (may be newer than TIDAL_VERSION_STRING, the
+  !! version these modules were compiled against).
+  function tidal_version() result(text)
+    character(len=:), allocatable :: text
+    call tidal_f_string(c_tidal_version_string(), text)
+  end function tidal_version
+
+  ! The lowest byte and span of `array`; false (with INVALID_ARGUMENT) when it has no elements.
+  logical function array_has_elements(array, procedure, lowest, bytes, status) result(ok)
+    type(*), dimension(..), intent(in) :: array
+    character(len=*), intent(in) :: procedure
+    type(c_ptr), intent(out) :: lowest
+    integer(c_size_t), intent(out) :: bytes
+    integer, intent(out) :: status
+    call tidal_array_span(array, lowest, bytes)
+    ok = bytes > 0
+    status = TIDAL_OK
+    if (.not. ok) call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, procedure // &
+         ': the array has no elements')
+  end function array_has_elements
+end module tidal

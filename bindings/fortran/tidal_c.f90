@@ -1,0 +1,404 @@
+! tidal — raw bind(C) interfaces to the C ABI (api/tidal/tidal.h), one block per C function.
+!
+! The second of three layers: a literal mirror of the header for callers who want the C calls
+! themselves (and for module tidal, which builds the Fortran API on them). Names are the C
+! names; structs are bind(C) derived types with the C field order, so their layout is the C
+! layout (tests/fortran/test_abi_layout compares sizes and field offsets with the C compiler's).
+! Type mapping: size_t -> integer(c_size_t), C enums -> integer(c_int), int32_t/uint32_t ->
+! integer(c_int32_t), uint64_t -> integer(c_int64_t) (values above huge() would read negative;
+! none of the fields gets near 2**63), pointers -> type(c_ptr), char[N] -> character(c_char)
+! arrays of length N, const char * arguments -> NUL-terminated character(c_char) arrays.
+! Functions returning `const char *` return type(c_ptr): convert with the helpers in module
+! tidal (tidal_status_message and friends) rather than by hand.
+module tidal_c
+  use, intrinsic :: iso_c_binding, only: c_char, c_double, c_int, c_int32_t, c_int64_t, &
+                                         c_ptr, c_size_t, c_null_ptr
+  use tidal_constants, only: TIDAL_KIND_AUTO, TIDAL_DEVICE_DEFAULT, TIDAL_TAG_MAX, &
+                             TIDAL_XNACK_NOT_APPLICABLE, TIDAL_LOCATION_NONE, &
+                             TIDAL_COHERENCY_UNKNOWN, TIDAL_CHECK_TOUCH_READ
+  implicit none
+  private
+  public :: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
+            tidal_system_info, tidal_device_info
+  public :: tidal_version_number, tidal_version_string, tidal_status_name, &
+            tidal_status_string, tidal_last_error, tidal_context_create, &
+            tidal_context_create_from_file, tidal_context_create_from_string, &
+            tidal_context_destroy, tidal_kind_name, tidal_alloc, tidal_free, &
+            tidal_pointer_query, tidal_prefetch, tidal_range_query, tidal_stream_create, &
+            tidal_stream_destroy, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
+            tidal_register, tidal_unregister, tidal_check_run, &
+            tidal_system_info_get, tidal_device_info_get, tidal_config_describe
+
+  ! ---- Structs. Default initialisation plays the role of the C *_INIT macros, except
+  ! struct_size: a bind(C) type cannot default a component to its own c_sizeof, so set
+  ! `x%struct_size = c_sizeof(x)` before passing one in. ------------------------------------
+
+  !> tidal_alloc_desc: describes one allocation.
+  type, bind(C) :: tidal_alloc_desc
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int) :: kind = TIDAL_KIND_AUTO
+     integer(c_int32_t) :: device = TIDAL_DEVICE_DEFAULT
+     integer(c_size_t) :: alignment = 0
+     type(c_ptr) :: tag = c_null_ptr           ! NULL or a NUL-terminated name
+     integer(c_int32_t) :: hints = 0           ! uint32_t
+  end type tidal_alloc_desc
+
+  !> tidal_pointer_info: what tidal knows about one allocation.
+  type, bind(C) :: tidal_pointer_info
+     integer(c_size_t) :: struct_size = 0
+     type(c_ptr) :: base = c_null_ptr
+     integer(c_size_t) :: size = 0
+     integer(c_int) :: kind = TIDAL_KIND_AUTO
+     integer(c_int32_t) :: device = 0
+     integer(c_int32_t) :: hints = 0           ! uint32_t
+     integer(c_int32_t) :: advice = 0          ! uint32_t
+     integer(c_size_t) :: alignment = 0
+     character(kind=c_char) :: tag(TIDAL_TAG_MAX) = achar(0)
+     character(kind=c_char) :: placed_by(32) = achar(0)
+  end type tidal_pointer_info
+
+  !> tidal_range_info: the runtime's view of a managed range.
+  type, bind(C) :: tidal_range_info
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int32_t) :: last_prefetch_location = TIDAL_LOCATION_NONE
+     integer(c_int32_t) :: preferred_location = TIDAL_LOCATION_NONE
+     integer(c_int32_t) :: read_mostly = 0
+     integer(c_int) :: coherency = TIDAL_COHERENCY_UNKNOWN
+  end type tidal_range_info
+
+  !> tidal_check: one validation kernel run.
+  type, bind(C) :: tidal_check
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int) :: kind = TIDAL_CHECK_TOUCH_READ
+     integer(c_int32_t) :: device = 0
+     type(c_ptr) :: target = c_null_ptr
+     type(c_ptr) :: source = c_null_ptr
+     type(c_ptr) :: source2 = c_null_ptr
+     integer(c_size_t) :: size = 0
+     integer(c_int64_t) :: seed = 0            ! uint64_t
+     real(c_double) :: scalar = 0.0_c_double
+     integer(c_int32_t) :: repeat = 1          ! uint32_t
+     integer(c_int64_t) :: result = 0          ! uint64_t, out
+     real(c_double) :: elapsed_ms = 0.0_c_double ! out
+  end type tidal_check
+
+  !> tidal_system_info: the runtime in use and how many devices it has.
+  type, bind(C) :: tidal_system_info
+     integer(c_size_t) :: struct_size = 0
+     character(kind=c_char) :: runtime(16) = achar(0)
+     character(kind=c_char) :: runtime_detail(128) = achar(0)
+     integer(c_int32_t) :: device_count = 0
+  end type tidal_system_info
+
+  !> tidal_device_info: one device's capabilities.
+  type, bind(C) :: tidal_device_info
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int32_t) :: index = 0
+     character(kind=c_char) :: name(128) = achar(0)
+     character(kind=c_char) :: arch(64) = achar(0)
+     integer(c_int64_t) :: total_memory = 0    ! uint64_t
+     integer(c_int64_t) :: free_memory = 0     ! uint64_t
+     integer(c_int64_t) :: page_size = 0       ! uint64_t
+     integer(c_int64_t) :: l2_size = 0         ! uint64_t
+     integer(c_int32_t) :: flags = 0           ! uint32_t
+     integer(c_int) :: xnack = TIDAL_XNACK_NOT_APPLICABLE
+     integer(c_int32_t) :: numa_node = -1
+  end type tidal_device_info
+
+  ! ---- Functions, in the header's order --------------------------------------------------
+  interface
+     ! unsigned tidal_version_number(void);
+     function tidal_version_number() result(number) bind(C, name='tidal_version_number')
+       import :: c_int
+       integer(c_int) :: number                ! unsigned; the value fits a signed int
+     end function tidal_version_number
+  end interface
+
+  interface
+     ! const char *tidal_version_string(void);
+     function tidal_version_string() result(text) bind(C, name='tidal_version_string')
+       import :: c_ptr
+       type(c_ptr) :: text
+     end function tidal_version_string
+  end interface
+
+  interface
+     ! const char *tidal_status_name(tidal_status status);
+     function tidal_status_name(status) result(text) bind(C, name='tidal_status_name')
+       import :: c_int, c_ptr
+       integer(c_int), value :: status
+       type(c_ptr) :: text
+     end function tidal_status_name
+  end interface
+
+  interface
+     ! const char *tidal_status_string(tidal_status status);
+     function tidal_status_string(status) result(text) bind(C, name='tidal_status_string')
+       import :: c_int, c_ptr
+       integer(c_int), value :: status
+       type(c_ptr) :: text
+     end function tidal_status_string
+  end interface
+
+  interface
+     ! const char *tidal_last_error(void);
+     function tidal_last_error() result(text) bind(C, name='tidal_last_error')
+       import :: c_ptr
+       type(c_ptr) :: text
+     end function tidal_last_error
+  end interface
+
+  interface
+     ! tidal_status tidal_context_create(tidal_context **out);
+     function tidal_context_create(out) result(status) bind(C, name='tidal_context_create')
+       import :: c_int, c_ptr
+       type(c_ptr), intent(out) :: out
+       integer(c_int) :: status
+     end function tidal_context_create
+  end interface
+
+  interface
+     ! tidal_status tidal_context_create_from_file(const char *path, tidal_context **out);
+     function tidal_context_create_from_file(path, out) result(status) &
+          bind(C, name='tidal_context_create_from_file')
+       import :: c_char, c_int, c_ptr
+       character(kind=c_char), intent(in) :: path(*)   ! NUL-terminated
+       type(c_ptr), intent(out) :: out
+       integer(c_int) :: status
+     end function tidal_context_create_from_file
+  end interface
+
+  interface
+     ! tidal_status tidal_context_create_from_string(const char *toml, tidal_context **out);
+     function tidal_context_create_from_string(toml, out) result(status) &
+          bind(C, name='tidal_context_create_from_string')
+       import :: c_char, c_int, c_ptr
+       character(kind=c_char), intent(in) :: toml(*)   ! NUL-terminated
+       type(c_ptr), intent(out) :: out
+       integer(c_int) :: status
+     end function tidal_context_create_from_string
+  end interface
+
+  interface
+     ! tidal_status tidal_context_destroy(tidal_context *ctx);
+     function tidal_context_destroy(ctx) result(status) bind(C, name='tidal_context_destroy')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       integer(c_int) :: status
+     end function tidal_context_destroy
+  end interface
+
+  interface
+     ! const char *tidal_kind_name(tidal_kind kind);
+     function tidal_kind_name(kind) result(text) bind(C, name='tidal_kind_name')
+       import :: c_int, c_ptr
+       integer(c_int), value :: kind
+       type(c_ptr) :: text
+     end function tidal_kind_name
+  end interface
+
+  interface
+     ! tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
+     !                          void **out);
+     ! desc is optional: leaving it out passes NULL (TIDAL_ALLOC_DESC_INIT's meaning).
+     function tidal_alloc(ctx, size, desc, out) result(status) bind(C, name='tidal_alloc')
+       import :: c_int, c_ptr, c_size_t, tidal_alloc_desc
+       type(c_ptr), value :: ctx
+       integer(c_size_t), value :: size
+       type(tidal_alloc_desc), intent(in), optional :: desc
+       type(c_ptr), intent(out) :: out
+       integer(c_int) :: status
+     end function tidal_alloc
+  end interface
+
+  interface
+     ! tidal_status tidal_free(tidal_context *ctx, void *ptr);
+     function tidal_free(ctx, ptr) result(status) bind(C, name='tidal_free')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_int) :: status
+     end function tidal_free
+  end interface
+
+  interface
+     ! tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr,
+     !                                  tidal_pointer_info *info);
+     function tidal_pointer_query(ctx, ptr, info) result(status) &
+          bind(C, name='tidal_pointer_query')
+       import :: c_int, c_ptr, tidal_pointer_info
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       type(tidal_pointer_info), intent(inout) :: info  ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_pointer_query
+  end interface
+
+  interface
+     ! tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_t size,
+     !                             int32_t device);
+     function tidal_prefetch(ctx, ptr, size, device) result(status) &
+          bind(C, name='tidal_prefetch')
+       import :: c_int, c_int32_t, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_size_t), value :: size
+       integer(c_int32_t), value :: device
+       integer(c_int) :: status
+     end function tidal_prefetch
+  end interface
+
+  interface
+     ! tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size,
+     !                                tidal_range_info *info);
+     function tidal_range_query(ctx, ptr, size, info) result(status) &
+          bind(C, name='tidal_range_query')
+       import :: c_int, c_ptr, c_size_t, tidal_range_info
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_size_t), value :: size
+       type(tidal_range_info), intent(inout) :: info    ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_range_query
+  end interface
+
+  ! Streams are the runtime's own handles (cudaStream_t, hipStream_t) as type(c_ptr);
+  ! c_null_ptr is the runtime's default stream.
+  interface
+     ! tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream);
+     function tidal_stream_create(ctx, device, stream) result(status) &
+          bind(C, name='tidal_stream_create')
+       import :: c_int, c_int32_t, c_ptr
+       type(c_ptr), value :: ctx
+       integer(c_int32_t), value :: device
+       type(c_ptr), intent(out) :: stream
+       integer(c_int) :: status
+     end function tidal_stream_create
+  end interface
+
+  interface
+     ! tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream);
+     function tidal_stream_destroy(ctx, stream) result(status) &
+          bind(C, name='tidal_stream_destroy')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: stream
+       integer(c_int) :: status
+     end function tidal_stream_destroy
+  end interface
+
+  interface
+     ! tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream);
+     function tidal_stream_synchronize(ctx, stream) result(status) &
+          bind(C, name='tidal_stream_synchronize')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: stream
+       integer(c_int) :: status
+     end function tidal_stream_synchronize
+  end interface
+
+  interface
+     ! tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size);
+     function tidal_copy(ctx, dst, src, size) result(status) bind(C, name='tidal_copy')
+       import :: c_int, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: dst
+       type(c_ptr), value :: src
+       integer(c_size_t), value :: size
+       integer(c_int) :: status
+     end function tidal_copy
+  end interface
+
+  interface
+     ! tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const void *src,
+     !                               size_t size, void *stream);
+     function tidal_copy_async(ctx, dst, src, size, stream) result(status) &
+          bind(C, name='tidal_copy_async')
+       import :: c_int, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: dst
+       type(c_ptr), value :: src
+       integer(c_size_t), value :: size
+       type(c_ptr), value :: stream
+       integer(c_int) :: status
+     end function tidal_copy_async
+  end interface
+
+  interface
+     ! tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size);
+     function tidal_register(ctx, ptr, size) result(status) bind(C, name='tidal_register')
+       import :: c_int, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_size_t), value :: size
+       integer(c_int) :: status
+     end function tidal_register
+  end interface
+
+  interface
+     ! tidal_status tidal_unregister(tidal_context *ctx, void *ptr);
+     function tidal_unregister(ctx, ptr) result(status) bind(C, name='tidal_unregister')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_int) :: status
+     end function tidal_unregister
+  end interface
+
+  interface
+     ! tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check);
+     function tidal_check_run(ctx, check) result(status) bind(C, name='tidal_check_run')
+       import :: c_int, c_ptr, tidal_check
+       type(c_ptr), value :: ctx
+       type(tidal_check), intent(inout) :: check
+       integer(c_int) :: status
+     end function tidal_check_run
+  end interface
+
+  ! ---- Access declarations and advice: RESERVED ------------------------------------------
+  ! The scheduler issue adds the C calls that declare which ranges a stream's work will read
+  ! and write, and explicit advice calls. Their interface blocks belong here, one per C
+  ! function, written from tidal.h once the header has them (check_mirror.py then fails
+  ! until they are added). No signature is guessed ahead of the header.
+
+  interface
+     ! tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_info *info);
+     function tidal_system_info_get(ctx, info) result(status) &
+          bind(C, name='tidal_system_info_get')
+       import :: c_int, c_ptr, tidal_system_info
+       type(c_ptr), value :: ctx
+       type(tidal_system_info), intent(inout) :: info  ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_system_info_get
+  end interface
+
+  interface
+     ! tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
+     !                                    tidal_device_info *info);
+     function tidal_device_info_get(ctx, device, info) result(status) &
+          bind(C, name='tidal_device_info_get')
+       import :: c_int, c_int32_t, c_ptr, tidal_device_info
+       type(c_ptr), value :: ctx
+       integer(c_int32_t), value :: device
+       type(tidal_device_info), intent(inout) :: info  ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_device_info_get
+  end interface
+
+  interface
+     ! tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity,
+     !                                    size_t *needed);
+     ! buf may be c_null_ptr with capacity 0 to learn the length first; needed is optional
+     ! (left out, NULL is passed).
+     function tidal_config_describe(ctx, buf, capacity, needed) result(status) &
+          bind(C, name='tidal_config_describe')
+       import :: c_int, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: buf
+       integer(c_size_t), value :: capacity
+       integer(c_size_t), intent(out), optional :: needed
+       integer(c_int) :: status
+     end function tidal_config_describe
+  end interface
+end module tidal_c

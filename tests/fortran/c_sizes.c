@@ -1,0 +1,177 @@
+/* What the C compiler makes of tidal.h, for test_abi_layout.f90 to compare with the Fortran
+ * mirror: struct sizes, field offsets and the values of the named constants. Lookups are by
+ * name so the Fortran test reads like the header; an unknown name is a test failure there. */
+#include <stddef.h>
+#include <string.h>
+
+#include "tidal/tidal.h"
+
+#define SIZE(T)                        \
+    if (strcmp(type, #T) == 0)         \
+        return sizeof(T);
+
+size_t tidal_test_sizeof(const char *type)
+{
+    SIZE(tidal_alloc_desc)
+    SIZE(tidal_pointer_info)
+    SIZE(tidal_range_info)
+    SIZE(tidal_check)
+    SIZE(tidal_system_info)
+    SIZE(tidal_device_info)
+    return 0;
+}
+
+#define FIELD(T, F)                                              \
+    if (strcmp(type, #T) == 0 && strcmp(field, #F) == 0)         \
+        return (long long)offsetof(T, F);
+
+long long tidal_test_offsetof(const char *type, const char *field)
+{
+    FIELD(tidal_alloc_desc, struct_size)
+    FIELD(tidal_alloc_desc, kind)
+    FIELD(tidal_alloc_desc, device)
+    FIELD(tidal_alloc_desc, alignment)
+    FIELD(tidal_alloc_desc, tag)
+    FIELD(tidal_alloc_desc, hints)
+
+    FIELD(tidal_pointer_info, struct_size)
+    FIELD(tidal_pointer_info, base)
+    FIELD(tidal_pointer_info, size)
+    FIELD(tidal_pointer_info, kind)
+    FIELD(tidal_pointer_info, device)
+    FIELD(tidal_pointer_info, hints)
+    FIELD(tidal_pointer_info, advice)
+    FIELD(tidal_pointer_info, alignment)
+    FIELD(tidal_pointer_info, tag)
+    FIELD(tidal_pointer_info, placed_by)
+
+    FIELD(tidal_range_info, struct_size)
+    FIELD(tidal_range_info, last_prefetch_location)
+    FIELD(tidal_range_info, preferred_location)
+    FIELD(tidal_range_info, read_mostly)
+    FIELD(tidal_range_info, coherency)
+
+    FIELD(tidal_check, struct_size)
+    FIELD(tidal_check, kind)
+    FIELD(tidal_check, device)
+    FIELD(tidal_check, target)
+    FIELD(tidal_check, source)
+    FIELD(tidal_check, source2)
+    FIELD(tidal_check, size)
+    FIELD(tidal_check, seed)
+    FIELD(tidal_check, scalar)
+    FIELD(tidal_check, repeat)
+    FIELD(tidal_check, result)
+    FIELD(tidal_check, elapsed_ms)
+
+    FIELD(tidal_system_info, struct_size)
+    FIELD(tidal_system_info, runtime)
+    FIELD(tidal_system_info, runtime_detail)
+    FIELD(tidal_system_info, device_count)
+
+    FIELD(tidal_device_info, struct_size)
+    FIELD(tidal_device_info, index)
+    FIELD(tidal_device_info, name)
+    FIELD(tidal_device_info, arch)
+    FIELD(tidal_device_info, total_memory)
+    FIELD(tidal_device_info, free_memory)
+    FIELD(tidal_device_info, page_size)
+    FIELD(tidal_device_info, l2_size)
+    FIELD(tidal_device_info, flags)
+    FIELD(tidal_device_info, xnack)
+    FIELD(tidal_device_info, numa_node)
+    return -1;
+}
+
+#define CONSTANT(N)                    \
+    if (strcmp(name, #N) == 0) {       \
+        *found = 1;                    \
+        return (long long)(N);         \
+    }
+
+long long tidal_test_constant(const char *name, int *found)
+{
+    *found = 0;
+    CONSTANT(TIDAL_VERSION_MAJOR)
+    CONSTANT(TIDAL_VERSION_MINOR)
+    CONSTANT(TIDAL_VERSION_PATCH)
+    CONSTANT(TIDAL_VERSION_NUMBER)
+    CONSTANT(TIDAL_ABI_VERSION)
+
+    CONSTANT(TIDAL_OK)
+    CONSTANT(TIDAL_ERROR_INVALID_ARGUMENT)
+    CONSTANT(TIDAL_ERROR_OUT_OF_MEMORY)
+    CONSTANT(TIDAL_ERROR_NOT_SUPPORTED)
+    CONSTANT(TIDAL_ERROR_NO_DEVICE)
+    CONSTANT(TIDAL_ERROR_UNKNOWN_POINTER)
+    CONSTANT(TIDAL_ERROR_CONFIG)
+    CONSTANT(TIDAL_ERROR_PLUGIN)
+    CONSTANT(TIDAL_ERROR_RUNTIME)
+    CONSTANT(TIDAL_ERROR_BUDGET_EXCEEDED)
+    CONSTANT(TIDAL_ERROR_ILLEGAL_ACCESS)
+    CONSTANT(TIDAL_ERROR_INTERNAL)
+    CONSTANT(TIDAL_ERROR_NOT_FOUND)
+    CONSTANT(TIDAL_ERROR_BUFFER_TOO_SMALL)
+
+    CONSTANT(TIDAL_KIND_AUTO)
+    CONSTANT(TIDAL_KIND_DEVICE)
+    CONSTANT(TIDAL_KIND_MANAGED)
+    CONSTANT(TIDAL_KIND_PINNED)
+    CONSTANT(TIDAL_KIND_PAGEABLE)
+    CONSTANT(TIDAL_KIND_DEVICE_FINE)
+    CONSTANT(TIDAL_KIND_MANAGED_COARSE)
+    CONSTANT(TIDAL_KIND_COUNT)
+
+    CONSTANT(TIDAL_HINT_READ_MOSTLY)
+    CONSTANT(TIDAL_HINT_HOST_READ)
+    CONSTANT(TIDAL_HINT_HOST_WRITE)
+    CONSTANT(TIDAL_HINT_DEVICE_ONLY)
+    CONSTANT(TIDAL_HINT_STREAMING)
+    CONSTANT(TIDAL_HINT_TEMPORARY)
+    CONSTANT(TIDAL_HINT_ALL)
+
+    CONSTANT(TIDAL_ADVICE_READ_MOSTLY)
+    CONSTANT(TIDAL_ADVICE_PREFERRED_DEVICE)
+    CONSTANT(TIDAL_ADVICE_PREFERRED_HOST)
+    CONSTANT(TIDAL_ADVICE_ACCESSED_BY_DEVICE)
+    CONSTANT(TIDAL_ADVICE_COARSE_GRAIN)
+    CONSTANT(TIDAL_ADVICE_ALL)
+
+    CONSTANT(TIDAL_DEVICE_DEFAULT)
+    CONSTANT(TIDAL_DEVICE_HOST)
+    CONSTANT(TIDAL_LOCATION_NONE)
+    CONSTANT(TIDAL_TAG_MAX)
+
+    CONSTANT(TIDAL_COHERENCY_UNKNOWN)
+    CONSTANT(TIDAL_COHERENCY_FINE)
+    CONSTANT(TIDAL_COHERENCY_COARSE)
+    CONSTANT(TIDAL_COHERENCY_INDETERMINATE)
+
+    CONSTANT(TIDAL_CHECK_TOUCH_READ)
+    CONSTANT(TIDAL_CHECK_TOUCH_WRITE)
+    CONSTANT(TIDAL_CHECK_PATTERN_FILL)
+    CONSTANT(TIDAL_CHECK_PATTERN_VERIFY)
+    CONSTANT(TIDAL_CHECK_COPY)
+    CONSTANT(TIDAL_CHECK_TRIAD)
+    CONSTANT(TIDAL_CHECK_ATOMIC_ADD)
+    CONSTANT(TIDAL_CHECK_RUNTIME_COPY)
+
+    CONSTANT(TIDAL_XNACK_NOT_APPLICABLE)
+    CONSTANT(TIDAL_XNACK_ON)
+    CONSTANT(TIDAL_XNACK_OFF)
+    CONSTANT(TIDAL_XNACK_UNKNOWN)
+
+    CONSTANT(TIDAL_DEVICE_FLAG_SIMULATED)
+    CONSTANT(TIDAL_DEVICE_FLAG_MANAGED)
+    CONSTANT(TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED)
+    CONSTANT(TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS)
+    CONSTANT(TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT)
+    CONSTANT(TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS)
+    CONSTANT(TIDAL_DEVICE_FLAG_FINE_GRAINED)
+    return 0;
+}
+
+const char *tidal_test_version_string(void)
+{
+    return TIDAL_VERSION_STRING;
+}
