@@ -1,0 +1,26 @@
+// Where a pool gets its memory from: one upstream per kind x device (device memory, pinned
+// host memory, managed memory ...). Pools never touch the bytes they manage -- device memory
+// is not host-accessible -- so a source only hands out and takes back address ranges.
+#pragma once
+
+#include <cstddef>
+
+namespace tidal::pool {
+
+class BlockSource {
+public:
+    virtual ~BlockSource() = default;
+
+    // `bytes` > 0. Returns memory aligned to at least alignment(). Throws tidal::Error on
+    // failure (TIDAL_ERROR_OUT_OF_MEMORY when the upstream is exhausted); nothing is then
+    // allocated. May be called from several threads at once.
+    virtual void *acquire(size_t bytes) = 0;
+    // Gives back exactly what one acquire() returned, with the same `bytes`. Never throws:
+    // pools release on teardown paths that must go on.
+    virtual void release(void *p, size_t bytes) noexcept = 0;
+    // The alignment every acquire() guarantees (a power of two). Pools pad when it is below
+    // the 256 bytes they promise their own callers.
+    virtual size_t alignment() const noexcept = 0;
+};
+
+} // namespace tidal::pool

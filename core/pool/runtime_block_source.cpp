@@ -1,0 +1,31 @@
+#include "pool/runtime_block_source.h"
+
+#include <fmt/format.h>
+
+#include "log/logger.h"
+
+namespace tidal::pool {
+
+RuntimeBlockSource::RuntimeBlockSource(Runtime &runtime, tidal_kind kind, int32_t device) noexcept
+    : runtime_(runtime), kind_(kind), device_(device)
+{
+}
+
+// Runtime::alloc already throws the translated tidal::Error (OUT_OF_MEMORY for the vendor's
+// out-of-memory codes), which is exactly what BlockSource promises.
+void *RuntimeBlockSource::acquire(size_t bytes) { return runtime_.alloc(kind_, device_, bytes); }
+
+void RuntimeBlockSource::release(void *p, size_t bytes) noexcept
+{
+    if (int rc = runtime_.free(kind_, device_, p, bytes); rc != 0)
+        log_error(fmt::format("pool: returning {} bytes of {} memory at {} to the {} runtime failed: {} ({})", bytes,
+                              tidal_kind_name(kind_), p, runtime_.name(), runtime_.native_name(rc), rc));
+}
+
+// What runtime_contract.h promises: 256 bytes for device kinds, 64 for host kinds.
+size_t RuntimeBlockSource::alignment() const noexcept
+{
+    return (kind_ == TIDAL_KIND_PINNED || kind_ == TIDAL_KIND_PAGEABLE) ? 64 : 256;
+}
+
+} // namespace tidal::pool

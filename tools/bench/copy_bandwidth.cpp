@@ -1,0 +1,186 @@
+// copy-bandwidth: host<->device copy rates through tidal_copy against the baselines measured in
+// the same run: the runtime's own memcpy from pinned and from pageable memory (through
+// tidal_check_run's RUNTIME_COPY, timed with runtime events), and the host's parallel memcpy
+// rate with 1..N threads. Public API only. Median of --reps repetitions.
+//
+//   copy-bandwidth [--config FILE] [--sizes 64MiB,256MiB,1GiB] [--reps 5] [--json]
+#include <tidal/tidal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void die(tidal_status s, const char *what)
+{
+    std::fprintf(stderr, "copy-bandwidth: %s: %s: %s\n", what, tidal_status_name(s), tidal_last_error());
+    std::exit(1);
+}
+
+void ok(tidal_status s, const char *what)
+{
+    if (s != TIDAL_OK)
+        die(s, what);
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// GB/s of `bytes` moved by `run`, median over reps after one warm-up.
+double rate(size_t bytes, int reps, const std::function<double()> &run_seconds)
+{
+    run_seconds();
+    std::vector<double> r;
+    for (int i = 0; i < reps; ++i)
+        r.push_back(static_cast<double>(bytes) / run_seconds() / 1e9);
+    return median(r);
+}
+
+double wall(const std::function<void()> &f)
+{
+    auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void parallel_memcpy(char *dst, const char *src, size_t n, unsigned threads)
+{
+    std::vector<std::thread> ts;
+    const size_t per = (n + threads - 1) / threads;
+    for (unsigned t = 0; t < threads; ++t) {
+        const size_t b = std::min(n, t * per), e = std::min(n, b + per);
+        ts.emplace_back([=] { std::memcpy(dst + b, src + b, e - b); });
+    }
+    for (auto &t : ts)
+        t.join();
+}
+
+size_t parse_size(const std::string &s)
+{
+    char *end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    std::string unit(end);
+    if (unit == "KiB") v *= 1024.0;
+    else if (unit == "MiB") v *= 1048576.0;
+    else if (unit == "GiB") v *= 1073741824.0;
+    return static_cast<size_t>(v);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::string config;
+    std::vector<size_t> sizes = {64u << 20, 256u << 20, 1u << 30};
+    int reps = 5;
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--config" && i + 1 < argc)
+            config = argv[++i];
+        else if (a == "--reps" && i + 1 < argc)
+            reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--json")
+            json = true;
+        else if (a == "--sizes" && i + 1 < argc) {
+            sizes.clear();
+            std::string list = argv[++i];
+            for (size_t p = 0; p != std::string::npos;) {
+                size_t q = list.find(',', p);
+                sizes.push_back(parse_size(list.substr(p, q == std::string::npos ? q : q - p)));
+                p = q == std::string::npos ? q : q + 1;
+            }
+        } else {
+            std::fprintf(stderr, "usage: copy-bandwidth [--config FILE] [--sizes 64MiB,1GiB] [--reps N] [--json]\n");
+            return 2;
+        }
+    }
+    tidal_context *ctx = nullptr;
+    ok(config.empty() ? tidal_context_create(&ctx) : tidal_context_create_from_file(config.c_str(), &ctx), "context");
+    tidal_system_info sys = TIDAL_SYSTEM_INFO_INIT;
+    ok(tidal_system_info_get(ctx, &sys), "system info");
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+
+    if (json)
+        std::printf("{\"runtime\": \"%s\", \"detail\": \"%s\", \"host_threads\": %u, \"results\": [\n", sys.runtime,
+                    sys.runtime_detail, hw);
+    else
+        std::printf("runtime %s (%s), %u host threads; GB/s, median of %d\n\n%-10s %-5s %8s %8s %8s %8s %8s %8s %8s\n",
+                    sys.runtime, sys.runtime_detail, hw, reps, "size", "dir", "pinned", "pageable", "host1", "hostN",
+                    "tidal", "regist.", "ratio");
+    bool first = true;
+    for (size_t size : sizes) {
+        tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+        d.kind = TIDAL_KIND_DEVICE;
+        void *dev = nullptr, *pinned = nullptr;
+        ok(tidal_alloc(ctx, size, &d, &dev), "device buffer");
+        d.kind = TIDAL_KIND_PINNED;
+        ok(tidal_alloc(ctx, size, &d, &pinned), "pinned buffer");
+        // Pageable buffers the application owns, touched first (first touch is not the copy).
+        char *page = static_cast<char *>(std::malloc(size)), *page2 = static_cast<char *>(std::malloc(size));
+        if (!page || !page2)
+            die(TIDAL_ERROR_OUT_OF_MEMORY, "malloc");
+        std::memset(page, 1, size);
+        std::memset(page2, 2, size);
+        std::memset(pinned, 3, size);
+
+        auto runtime_copy = [&](void *dst, const void *src) {
+            tidal_check c = TIDAL_CHECK_INIT;
+            c.kind = TIDAL_CHECK_RUNTIME_COPY;
+            c.target = dst;
+            c.source = src;
+            c.size = size;
+            ok(tidal_check_run(ctx, &c), "runtime copy");
+            return c.elapsed_ms * 1e-3;
+        };
+        const double host1 = rate(size, reps, [&] { return wall([&] { std::memcpy(page2, page, size); }); });
+        const double hostn = rate(size, reps, [&] { return wall([&] { parallel_memcpy(page2, page, size, hw); }); });
+        for (int dir = 0; dir < 2; ++dir) {
+            const bool h2d = dir == 0;
+            const double pin = rate(size, reps, [&] { return h2d ? runtime_copy(dev, pinned) : runtime_copy(pinned, dev); });
+            const double pag = rate(size, reps, [&] { return h2d ? runtime_copy(dev, page) : runtime_copy(page, dev); });
+            const double tid = rate(size, reps, [&] {
+                return wall([&] { ok(h2d ? tidal_copy(ctx, dev, page, size) : tidal_copy(ctx, page, dev, size), "tidal_copy"); });
+            });
+            ok(tidal_register(ctx, page, size), "register");
+            const double reg = rate(size, reps, [&] {
+                return wall([&] { ok(h2d ? tidal_copy(ctx, dev, page, size) : tidal_copy(ctx, page, dev, size), "tidal_copy registered"); });
+            });
+            ok(tidal_unregister(ctx, page), "unregister");
+            const double bound = std::min(pin, hostn);
+            if (json)
+                std::printf("%s  {\"bytes\": %zu, \"direction\": \"%s\", \"pinned_runtime\": %.2f, \"pageable_runtime\": %.2f, "
+                            "\"host_memcpy_1\": %.2f, \"host_memcpy_n\": %.2f, \"tidal_copy_pageable\": %.2f, "
+                            "\"tidal_copy_registered\": %.2f, \"ratio_to_bound\": %.3f, \"registered_to_pinned\": %.3f}",
+                            first ? "" : ",\n", size, h2d ? "h2d" : "d2h", pin, pag, host1, hostn, tid, reg, tid / bound,
+                            reg / pin);
+            else
+                std::printf("%-10zu %-5s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2fx\n", size, h2d ? "h2d" : "d2h", pin, pag,
+                            host1, hostn, tid, reg, tid / bound);
+            first = false;
+        }
+        std::free(page);
+        std::free(page2);
+        tidal_free(ctx, dev);
+        tidal_free(ctx, pinned);
+    }
+    if (json)
+        std::printf("\n]}\n");
+    else
+        std::printf("\nratio = tidal (pageable) / min(pinned runtime copy, host parallel memcpy); target >= 0.8\n"
+                    "regist. = tidal_copy from memory registered with tidal_register; target >= 0.9 x pinned\n");
+    ok(tidal_context_destroy(ctx), "destroy");
+    return 0;
+}
