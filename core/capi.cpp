@@ -387,4 +387,52 @@ TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr)
     return guarded("tidal_unregister", [&] { ctx->impl.copies().unregister_host(ptr); });
 }
 
+TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device, tidal_pool_stats *stats)
+{
+    static const char *fn = "tidal_pool_stats_get";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!stats)
+        return null_argument(fn, "stats");
+    if (tidal_status s = check_struct_size<tidal_pool_stats>(fn, "stats", stats->struct_size); s != TIDAL_OK)
+        return s;
+    int32_t k = 0;
+    std::memcpy(&k, &kind, sizeof k);
+    if (k <= TIDAL_KIND_AUTO || k >= TIDAL_KIND_COUNT || k == TIDAL_KIND_PAGEABLE)
+        return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} has no pool", fn, k));
+    return guarded(fn, [&] {
+        const int32_t count = ctx->impl.runtime().device_count();
+        const bool host = kind == TIDAL_KIND_PINNED && device == TIDAL_DEVICE_HOST;
+        if (!host && (device < 0 || device >= count))
+            throw tidal::Error(TIDAL_ERROR_NOT_FOUND, fmt::format("device {} does not exist ({} device(s))", device, count));
+        const size_t given = stats->struct_size;
+        *stats = TIDAL_POOL_STATS_INIT;
+        stats->struct_size = given;
+        if (const tidal::pool::DevicePool *p = ctx->impl.pools().find(kind, host ? 0 : device)) {
+            const tidal::pool::PoolStats ps = p->stats();
+            stats->reserved_bytes = ps.reserved_bytes;
+            stats->reserved_high_water = ps.reserved_high_water;
+            stats->in_use_bytes = ps.in_use_bytes;
+            stats->in_use_high_water = ps.in_use_high_water;
+            stats->allocations = ps.allocations;
+            stats->frees = ps.frees;
+            stats->cache_hits = ps.cache_hits;
+            stats->runtime_allocations = ps.upstream_acquires;
+            stats->runtime_frees = ps.upstream_releases;
+            stats->fragmentation = ps.fragmentation;
+        }
+    });
+}
+
+TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
+{
+    if (!ctx)
+        return null_argument("tidal_pool_trim", "ctx");
+    return guarded("tidal_pool_trim", [&] {
+        const uint64_t bytes = ctx->impl.pools().trim();
+        if (released)
+            *released = bytes;
+    });
+}
+
 } // extern "C"

@@ -15,6 +15,9 @@ namespace tidal {
 namespace {
 
 constexpr size_t kMaxAlignment = size_t{1} << 30;
+// Pooled managed blocks start and end on 64 KiB (NVIDIA's large-page) boundaries, so the
+// advice given to one block never lands on pages another block shares.
+constexpr size_t kManagedPoolGranule = size_t{64} << 10;
 constexpr int kMaxRecoveryAttempts = 4;
 
 bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
@@ -67,6 +70,11 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.device_count = count;
     policy_system_.devices = policy_devices_.data();
     chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
+    pool::PoolSettings ps;
+    ps.enabled = settings_.pool.enabled;
+    ps.release_threshold = settings_.pool.release_threshold;
+    ps.growth = settings_.pool.growth;
+    pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
 }
@@ -94,6 +102,7 @@ Context::~Context()
     copies_.reset();  // its staging ring, streams and registrations belong to the runtime
     checks_.reset();  // its streams and events belong to the runtime
     chain_.reset();   // policies go before the runtime they decided for
+    pools_.reset();   // gives every pooled byte back to the runtime
     runtime_.reset();
 }
 
@@ -188,9 +197,25 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
                         "ask for less memory");
         r.raw_size = request.size + r.alignment;
     }
-    r.raw = runtime_->alloc(p.kind, r.runtime_device, r.raw_size);
-    const uintptr_t raw = reinterpret_cast<uintptr_t>(r.raw);
-    r.base = reinterpret_cast<void *>((raw + r.alignment - 1) & ~(uintptr_t{r.alignment} - 1));
+    r.pooled = pools_->enabled() && pool::PoolSet::poolable(p.kind) && !(p.flags & TIDAL_PLACEMENT_NO_POOL) &&
+               r.runtime_device < pool::PoolSet::kMaxDevices;
+    if (r.pooled) {
+        // The pool aligns what it hands out itself: no over-allocation.
+        r.raw_size = request.size;
+        if (is_managed(p.kind)) {
+            r.alignment = std::max(r.alignment, kManagedPoolGranule);
+            r.raw_size = (request.size + kManagedPoolGranule - 1) & ~(kManagedPoolGranule - 1);
+            if (r.raw_size < request.size)
+                throw Error(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{} bytes can never be allocated", request.size),
+                            "ask for less memory");
+        }
+        r.raw = pools_->get(p.kind, r.runtime_device).allocate(r.raw_size, r.alignment);
+        r.base = r.raw;
+    } else {
+        r.raw = runtime_->alloc(p.kind, r.runtime_device, r.raw_size);
+        const uintptr_t raw = reinterpret_cast<uintptr_t>(r.raw);
+        r.base = reinterpret_cast<void *>((raw + r.alignment - 1) & ~(uintptr_t{r.alignment} - 1));
+    }
     copy_name(r.tag, sizeof r.tag, request.tag);
     copy_name(r.placed_by, sizeof r.placed_by, decision.placed_by);
     try {
@@ -220,12 +245,37 @@ void Context::apply_advice(const AllocationRecord &r)
         runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, dev);
 }
 
+void Context::unset_advice(const AllocationRecord &r) noexcept
+{
+    // Advice outlives the owner: coarse grain survives hipFree on AMD (Kokkos unsets it first),
+    // and a pooled block's next owner must not inherit this one's advice.
+    if (!is_managed(r.kind) || r.advice == 0 || !runtime_->ops().advise)
+        return;
+    auto unset = [&](uint32_t bit, tidal_rt_advice advice, int32_t location) {
+        if (r.advice & bit)
+            runtime_->ops().advise(runtime_->instance(), r.raw, r.raw_size, advice, location);
+    };
+    if (r.kind == TIDAL_KIND_MANAGED)
+        unset(TIDAL_ADVICE_COARSE_GRAIN, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, r.runtime_device);
+    if (!r.pooled)
+        return; // the runtime forgets the rest with the memory
+    unset(TIDAL_ADVICE_READ_MOSTLY, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, r.runtime_device);
+    unset(TIDAL_ADVICE_PREFERRED_DEVICE | TIDAL_ADVICE_PREFERRED_HOST, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION,
+          r.runtime_device);
+    unset(TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, r.runtime_device);
+}
+
 void Context::release_record(const AllocationRecord &r) noexcept
 {
-    // Coarse-grain advice outlives hipFree on AMD (Kokkos unsets it first): undo it here.
-    if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED && runtime_->ops().advise)
-        runtime_->ops().advise(runtime_->instance(), r.raw, r.raw_size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN,
-                               r.runtime_device);
+    unset_advice(r);
+    if (r.pooled) {
+        try {
+            pools_->get(r.kind, r.runtime_device).deallocate(r.raw, r.raw_size, r.alignment);
+        } catch (const std::exception &e) {
+            log_error(fmt::format("returning {} bytes at {} to the pool failed: {}", r.size, r.base, e.what()));
+        }
+        return;
+    }
     if (int rc = runtime_->free(r.kind, r.runtime_device, r.raw, r.raw_size); rc != 0)
         log_error(fmt::format("freeing {} bytes of {} memory at {} failed: {} ({})", r.size, tidal_kind_name(r.kind),
                               r.base, runtime_->native_name(rc), rc));
@@ -248,6 +298,10 @@ void Context::release(void *ptr)
     case AllocationRegistry::Removal::unknown:
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
+    }
+    if (r.pooled) {
+        release_record(r); // a pool takes its block back without a runtime call that could fail
+        return;
     }
     if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED) {
         try {

@@ -10,6 +10,7 @@
 #include "config/settings.h"
 #include "copy/copy_engine.h"
 #include "policy/policy_chain.h"
+#include "pool/pool_set.h"
 #include "registry/allocation_registry.h"
 #include "runtime/runtime.h"
 #include "validation/check_runner.h"
@@ -34,6 +35,7 @@ public:
     tidal_range_info range_query(const void *ptr, size_t size) const;
     void run_check(tidal_check &check) { checks_->run(check); }
     CopyEngine &copies() { return *copies_; }
+    pool::PoolSet &pools() { return *pools_; }
     void *stream_create(int32_t device);
     void stream_destroy(void *stream);
     void stream_synchronize(void *stream);
@@ -47,6 +49,7 @@ private:
     void validate_request(size_t size, const tidal_alloc_desc &desc) const;
     AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision);
     void apply_advice(const AllocationRecord &record);
+    void unset_advice(const AllocationRecord &record) noexcept;
     void release_record(const AllocationRecord &record) noexcept;
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
     AllocationRecord range_owner(const void *ptr, size_t size) const;
@@ -56,6 +59,7 @@ private:
     std::vector<tidal_policy_device> policy_devices_;
     tidal_policy_system policy_system_{};
     std::unique_ptr<PolicyChain> chain_;
+    std::unique_ptr<pool::PoolSet> pools_; // after runtime_: destroyed before it
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
     std::unique_ptr<CopyEngine> copies_;

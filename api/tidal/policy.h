@@ -110,12 +110,17 @@ typedef struct tidal_place_request {
     const tidal_policy_system *system;
 } tidal_place_request;
 
+/* Placement flags. */
+#define TIDAL_PLACEMENT_NO_POOL 0x1u /* allocate straight from the runtime, not from tidal's pool */
+#define TIDAL_PLACEMENT_FLAGS_ALL 0x1u
+
 typedef struct tidal_placement {
     size_t struct_size;
     tidal_kind kind;        /* never AUTO in a DECIDED answer */
     int32_t device;         /* index; TIDAL_DEVICE_HOST allowed for pinned/pageable */
     uint32_t advice;        /* TIDAL_ADVICE_*; only managed kinds take advice */
     char reason[128];       /* optional, for logs and REFUSE messages */
+    uint32_t flags;         /* TIDAL_PLACEMENT_*; 0 = pooled when [pool] enabled = true */
 } tidal_placement;
 
 typedef enum tidal_operation {

@@ -185,6 +185,39 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr,
                                            tidal_pointer_info *info);
 
 /* =====================================================================================
+ * Pools
+ * =================================================================================== */
+/* tidal_alloc serves device, managed, pinned and fine/coarse-grained memory from one pool per
+ * (kind, device): size classes with per-thread caches for small blocks, best-fit with
+ * coalescing for large ones. A freed block goes back to its pool, not to the runtime, until
+ * tidal_pool_trim or tidal_context_destroy. [pool] enabled = false, or a placement with
+ * TIDAL_PLACEMENT_NO_POOL, allocates straight from the runtime instead. Pooled managed blocks
+ * are 64 KiB-aligned and their advice is unset when freed and applied again when reused. */
+typedef struct tidal_pool_stats {
+    size_t struct_size;          /* sizeof(tidal_pool_stats) */
+    uint64_t reserved_bytes;     /* held from the runtime */
+    uint64_t reserved_high_water;
+    uint64_t in_use_bytes;       /* handed out (an upper bound while threads cache blocks) */
+    uint64_t in_use_high_water;
+    uint64_t allocations;
+    uint64_t frees;
+    uint64_t cache_hits;         /* allocations served lock-free from a thread's cache */
+    uint64_t runtime_allocations;/* calls to the runtime's allocator */
+    uint64_t runtime_frees;
+    double fragmentation;        /* 1 - largest free range / free bytes, large blocks; 0 if none free */
+} tidal_pool_stats;
+#define TIDAL_POOL_STATS_INIT { sizeof(tidal_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0 }
+
+/*! tidal_pool_stats_get() : the pool of `kind` on `device` (TIDAL_DEVICE_HOST for pinned
+ *  memory); all zero when it was never used. @return INVALID_ARGUMENT for AUTO or PAGEABLE
+ *  (not pooled), NOT_FOUND for a device that does not exist. */
+TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device,
+                                            tidal_pool_stats *stats);
+/*! tidal_pool_trim() : gives every pool's free memory back to the runtime, keeping at most
+ *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes. */
+TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
+
+/* =====================================================================================
  * Migration (explicit calls; access declarations arrive with the scheduler)
  * =================================================================================== */
 #define TIDAL_LOCATION_NONE (-3) /* no location recorded, or not applicable to the kind */

@@ -19,7 +19,7 @@ module tidal_c
   implicit none
   private
   public :: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
-            tidal_system_info, tidal_device_info
+            tidal_system_info, tidal_device_info, tidal_pool_stats
   public :: tidal_version_number, tidal_version_string, tidal_status_name, &
             tidal_status_string, tidal_last_error, tidal_context_create, &
             tidal_context_create_from_file, tidal_context_create_from_string, &
@@ -27,7 +27,8 @@ module tidal_c
             tidal_pointer_query, tidal_prefetch, tidal_range_query, tidal_stream_create, &
             tidal_stream_destroy, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
             tidal_register, tidal_unregister, tidal_check_run, &
-            tidal_system_info_get, tidal_device_info_get, tidal_config_describe
+            tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
+            tidal_pool_stats_get, tidal_pool_trim
 
   ! ---- Structs. Default initialisation plays the role of the C *_INIT macros, except
   ! struct_size: a bind(C) type cannot default a component to its own c_sizeof, so set
@@ -65,6 +66,21 @@ module tidal_c
      integer(c_int32_t) :: read_mostly = 0
      integer(c_int) :: coherency = TIDAL_COHERENCY_UNKNOWN
   end type tidal_range_info
+
+  !> tidal_pool_stats: one pool's counters.
+  type, bind(C) :: tidal_pool_stats
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int64_t) :: reserved_bytes = 0          ! uint64_t, likewise below
+     integer(c_int64_t) :: reserved_high_water = 0
+     integer(c_int64_t) :: in_use_bytes = 0
+     integer(c_int64_t) :: in_use_high_water = 0
+     integer(c_int64_t) :: allocations = 0
+     integer(c_int64_t) :: frees = 0
+     integer(c_int64_t) :: cache_hits = 0
+     integer(c_int64_t) :: runtime_allocations = 0
+     integer(c_int64_t) :: runtime_frees = 0
+     real(c_double) :: fragmentation = 0.0_c_double
+  end type tidal_pool_stats
 
   !> tidal_check: one validation kernel run.
   type, bind(C) :: tidal_check
@@ -260,6 +276,28 @@ module tidal_c
        type(tidal_range_info), intent(inout) :: info    ! struct_size is read
        integer(c_int) :: status
      end function tidal_range_query
+  end interface
+
+  interface
+     ! tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device,
+     !                                   tidal_pool_stats *stats);
+     function tidal_pool_stats_get(ctx, kind, device, stats) result(status) &
+          bind(C, name='tidal_pool_stats_get')
+       import :: c_int, c_int32_t, c_ptr, tidal_pool_stats
+       type(c_ptr), value :: ctx
+       integer(c_int), value :: kind
+       integer(c_int32_t), value :: device
+       type(tidal_pool_stats), intent(inout) :: stats  ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_pool_stats_get
+
+     ! tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
+     function tidal_pool_trim(ctx, released) result(status) bind(C, name='tidal_pool_trim')
+       import :: c_int, c_int64_t, c_ptr
+       type(c_ptr), value :: ctx
+       integer(c_int64_t), intent(out) :: released     ! uint64_t
+       integer(c_int) :: status
+     end function tidal_pool_trim
   end interface
 
   ! Streams are the runtime's own handles (cudaStream_t, hipStream_t) as type(c_ptr);

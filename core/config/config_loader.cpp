@@ -22,8 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 10> kTopKeys = {
-    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy"};
+constexpr std::array<std::string_view, 11> kTopKeys = {
+    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool"};
+constexpr std::array<std::string_view, 3> kPoolKeys = {"enabled", "release_threshold", "growth"};
 constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
@@ -203,6 +204,21 @@ void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
         s.copy.threads = static_cast<uint32_t>(r.integer(*n, "copy.threads", 0, 256));
 }
 
+void read_pool(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "pool");
+    r.require_known_keys(t, "pool", kPoolKeys);
+    if (const toml::node *n = t.get("enabled"))
+        s.pool.enabled = r.boolean(*n, "pool.enabled");
+    if (const toml::node *n = t.get("release_threshold"))
+        s.pool.release_threshold = r.size(*n, "pool.release_threshold");
+    if (const toml::node *n = t.get("growth")) {
+        s.pool.growth = r.size(*n, "pool.growth");
+        if (s.pool.growth < (uint64_t{1} << 20))
+            r.fail(n->source(), "pool.growth must be at least 1 MiB", "64MiB suits most programs");
+    }
+}
+
 void read_sim(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "sim");
@@ -264,6 +280,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
             r.table(*n, std::string(module));
     if (const toml::node *n = doc.get("copy"))
         read_copy(r, *n, s);
+    if (const toml::node *n = doc.get("pool"))
+        read_pool(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else

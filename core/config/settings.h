@@ -63,6 +63,13 @@ struct CopySettings {
     uint32_t threads = 0;                     // host memcpy threads; 0 = min(cores, 16)
 };
 
+// [pool]: the per-(kind, device) pools tidal_alloc serves device, managed and pinned memory from.
+struct PoolConfig {
+    bool enabled = true;
+    uint64_t release_threshold = 0;         // tidal_pool_trim keeps at most this many spare bytes per pool
+    uint64_t growth = uint64_t{64} << 20;   // smallest upstream chunk for large blocks
+};
+
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
     LogLevel log_level = LogLevel::warn;
@@ -76,6 +83,7 @@ struct Settings {
     std::filesystem::path base_dir;                        // where relative paths start
     SimSettings sim;
     CopySettings copy;
+    PoolConfig pool;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };
 

@@ -84,6 +84,14 @@ void describe_copy(std::ostringstream &os, const CopySettings &copy)
     os << "threads = " << copy.threads << (copy.threads ? "" : "  # 0: min(cores, 16)") << "\n";
 }
 
+void describe_pool(std::ostringstream &os, const PoolConfig &pool)
+{
+    os << "\n[pool]\n";
+    os << "enabled = " << (pool.enabled ? "true" : "false") << "\n";
+    os << "release_threshold = " << pool.release_threshold << "  # " << format_size(pool.release_threshold) << "\n";
+    os << "growth = " << pool.growth << "  # " << format_size(pool.growth) << "\n";
+}
+
 void describe_sim(std::ostringstream &os, const SimSettings &sim)
 {
     const SimProfile &p = sim.profile;
@@ -163,6 +171,7 @@ std::string describe_settings(const Settings &s)
     }
 
     describe_copy(os, s.copy);
+    describe_pool(os, s.pool);
     describe_sim(os, s.sim);
     return os.str();
 }

@@ -112,6 +112,9 @@ void PolicyChain::validate(const tidal_placement &p, const std::string &who, boo
                     fmt::format("{} decided device {} for {} memory; the system has {} device(s)", who, p.device,
                                 tidal_kind_name(p.kind), system_->device_count),
                     host ? "host kinds take a device index or TIDAL_DEVICE_HOST" : "use an index below the device count");
+    if (p.flags & ~TIDAL_PLACEMENT_FLAGS_ALL)
+        throw Error(malformed, fmt::format("{} decided unknown placement flags {:#x}", who, p.flags & ~TIDAL_PLACEMENT_FLAGS_ALL),
+                    "use TIDAL_PLACEMENT_* bits");
     if (p.advice & ~TIDAL_ADVICE_ALL)
         throw Error(malformed, fmt::format("{} decided unknown advice bits {:#x}", who, p.advice & ~TIDAL_ADVICE_ALL),
                     "use TIDAL_ADVICE_* bits");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "status/error.h"
+
 namespace tidal::pool {
 namespace {
 constexpr size_t kBlockAlignment = 256;
@@ -26,16 +28,25 @@ size_t SizeClassPool::slab_blocks(unsigned cls) noexcept
 
 void SizeClassPool::add_slab(SizeClass &c, unsigned cls)
 {
-    const size_t blocks = slab_blocks(cls);
-    const size_t bytes = blocks * SizeClasses::size_of(cls);
+    size_t blocks = slab_blocks(cls);
     // Host kinds only promise 64-byte alignment upstream: pad so the first block is 256-aligned.
     const size_t pad = source_.alignment() < kBlockAlignment ? kBlockAlignment - source_.alignment() : 0;
     // Room first, so that give() never allocates and a failure below leaves nothing behind.
     c.free.reserve(c.blocks + blocks);
     c.slabs.reserve(c.slabs.size() + 1);
     Slab s;
-    s.raw_bytes = bytes + pad;
-    s.raw = source_.acquire(s.raw_bytes);
+    for (;;) {
+        s.raw_bytes = blocks * SizeClasses::size_of(cls) + pad;
+        try {
+            s.raw = source_.acquire(s.raw_bytes);
+            break;
+        } catch (const Error &e) {
+            // A nearly full device may still hold a smaller slab: halve down to one block.
+            if (e.status() != TIDAL_ERROR_OUT_OF_MEMORY || blocks == 1)
+                throw;
+            blocks = (blocks + 1) / 2;
+        }
+    }
     s.base = (reinterpret_cast<uintptr_t>(s.raw) + kBlockAlignment - 1) & ~uintptr_t{kBlockAlignment - 1};
     s.capacity = static_cast<uint32_t>(blocks);
     c.slabs.push_back(s);

@@ -19,6 +19,7 @@ struct AllocationRecord {
     uint32_t hints = 0;
     uint32_t advice = 0;
     size_t alignment = 0;
+    bool pooled = false;                 // raw/raw_size/alignment came from the context's pool
     char tag[TIDAL_TAG_MAX] = {};
     char placed_by[32] = {};
 

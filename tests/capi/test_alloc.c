@@ -297,7 +297,9 @@ static void test_alloc_capacity_is_returned_by_free(void **state)
 static void test_alloc_injected_fault(void **state)
 {
     (void)state;
+    /* Unpooled, so each tidal_alloc is one runtime allocation (pools reuse memory instead). */
     tidal_context *ctx = harness_context("runtime = \"sim\"\n"
+                                         "[pool]\nenabled = false\n"
                                          "[[sim.fault]]\n"
                                          "operation = \"alloc\"\n"
                                          "nth = 2\n"

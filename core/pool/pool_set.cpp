@@ -1,0 +1,42 @@
+#include "pool/pool_set.h"
+
+namespace tidal::pool {
+
+PoolSet::~PoolSet()
+{
+    // Pools go in reverse order of creation, each before its source.
+    while (!entries_.empty())
+        entries_.pop_back();
+}
+
+DevicePool &PoolSet::create(tidal_kind kind, int32_t device)
+{
+    std::lock_guard lock(mutex_);
+    if (DevicePool *p = slot(kind, device).load(std::memory_order_acquire))
+        return *p;
+    Entry e;
+    e.source = std::make_unique<RuntimeBlockSource>(runtime_, kind, device);
+    e.pool = std::make_unique<DevicePool>(*e.source, settings_);
+    DevicePool *p = e.pool.get();
+    entries_.push_back(std::move(e));
+    slot(kind, device).store(p, std::memory_order_release);
+    return *p;
+}
+
+const DevicePool *PoolSet::find(tidal_kind kind, int32_t device) const noexcept
+{
+    if (kind <= TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT || device < 0 || device >= kMaxDevices)
+        return nullptr;
+    return slots_[static_cast<size_t>(kind) * kMaxDevices + static_cast<size_t>(device)].load(std::memory_order_acquire);
+}
+
+uint64_t PoolSet::trim()
+{
+    std::lock_guard lock(mutex_);
+    uint64_t released = 0;
+    for (Entry &e : entries_)
+        released += e.pool->trim();
+    return released;
+}
+
+} // namespace tidal::pool

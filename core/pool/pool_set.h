@@ -1,0 +1,58 @@
+// The pools of one context: one DevicePool per (kind, device), made on first use. The lookup
+// on the allocation path is one atomic load; creation takes a mutex once per pool.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "pool/device_pool.h"
+#include "pool/runtime_block_source.h"
+
+namespace tidal::pool {
+
+class PoolSet {
+public:
+    static constexpr int32_t kMaxDevices = 64;
+
+    PoolSet(Runtime &runtime, PoolSettings settings) : runtime_(runtime), settings_(settings) {}
+    ~PoolSet();
+    PoolSet(const PoolSet &) = delete;
+    PoolSet &operator=(const PoolSet &) = delete;
+
+    bool enabled() const noexcept { return settings_.enabled; }
+    // Kinds the pools serve: everything the runtime allocates slowly. Pageable memory comes
+    // from the C library's allocator, which pools already.
+    static bool poolable(tidal_kind kind) noexcept { return kind != TIDAL_KIND_PAGEABLE && kind != TIDAL_KIND_AUTO; }
+
+    DevicePool &get(tidal_kind kind, int32_t device)
+    {
+        DevicePool *p = slot(kind, device).load(std::memory_order_acquire);
+        return p ? *p : create(kind, device);
+    }
+    // The pool if it was ever used, else nullptr.
+    const DevicePool *find(tidal_kind kind, int32_t device) const noexcept;
+    // Gives free memory of every pool back to the runtime; returns the bytes released.
+    uint64_t trim();
+
+private:
+    struct Entry {
+        std::unique_ptr<RuntimeBlockSource> source;
+        std::unique_ptr<DevicePool> pool; // declared after source: destroyed first
+    };
+    std::atomic<DevicePool *> &slot(tidal_kind kind, int32_t device) noexcept
+    {
+        return slots_[static_cast<size_t>(kind) * kMaxDevices + static_cast<size_t>(device)];
+    }
+    DevicePool &create(tidal_kind kind, int32_t device);
+
+    Runtime &runtime_;
+    PoolSettings settings_;
+    std::array<std::atomic<DevicePool *>, TIDAL_KIND_COUNT * kMaxDevices> slots_{};
+    std::mutex mutex_;
+    std::vector<Entry> entries_;
+};
+
+} // namespace tidal::pool

@@ -1,0 +1,143 @@
+/* The pools behind tidal_alloc: reuse without runtime calls, statistics, trim, switching them
+ * off, and the advice lifecycle of pooled managed blocks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+static tidal_pool_stats stats_of(tidal_context *ctx, tidal_kind kind, int32_t device)
+{
+    tidal_pool_stats s = TIDAL_POOL_STATS_INIT;
+    assert_ok(tidal_pool_stats_get(ctx, kind, device, &s));
+    return s;
+}
+
+static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = kind;
+    desc.hints = hints;
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, size, &desc, &p));
+    return p;
+}
+
+static void test_reuse_without_runtime_calls(void **state)
+{
+    tidal_context *ctx = *state;
+    assert_int_equal(stats_of(ctx, TIDAL_KIND_DEVICE, 0).allocations, 0);
+    for (int i = 0; i < 1000; ++i) {
+        void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+        memset(p, i & 0xff, 4096);
+        assert_ok(tidal_free(ctx, p));
+    }
+    void *big = alloc_kind(ctx, TIDAL_KIND_DEVICE, 100u << 20, 0);
+    tidal_pool_stats s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
+    assert_int_equal(s.allocations, 1001);
+    assert_int_equal(s.frees, 1000);
+    assert_true(s.runtime_allocations <= 2); /* one slab, one large chunk */
+    assert_true(s.in_use_bytes >= 100u << 20);
+    assert_true(s.reserved_bytes >= s.in_use_bytes);
+    assert_true(s.reserved_high_water >= s.reserved_bytes);
+    assert_ok(tidal_free(ctx, big));
+    uint64_t released = 0;
+    assert_ok(tidal_pool_trim(ctx, &released));
+    assert_true(released >= 100u << 20);
+    s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
+    assert_int_equal(s.reserved_bytes, 0);
+    assert_true(s.runtime_frees >= 1);
+    /* Pinned memory has its own pool, asked for by TIDAL_DEVICE_HOST. */
+    void *pin = alloc_kind(ctx, TIDAL_KIND_PINNED, 8192, 0);
+    assert_int_equal(stats_of(ctx, TIDAL_KIND_PINNED, TIDAL_DEVICE_HOST).allocations, 1);
+    assert_ok(tidal_free(ctx, pin));
+}
+
+static void test_device_memory_returns_to_the_runtime_on_trim(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"256MiB\"\n");
+    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 200u << 20, 0);
+    assert_ok(tidal_free(ctx, p));
+    tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+    assert_ok(tidal_device_info_get(ctx, 0, &info));
+    assert_true(info.free_memory < 64u << 20); /* the pool still holds the chunk */
+    assert_ok(tidal_pool_trim(ctx, NULL));
+    assert_ok(tidal_device_info_get(ctx, 0, &info));
+    assert_int_equal(info.free_memory, info.total_memory);
+    assert_ok(tidal_context_destroy(ctx));
+}
+
+static void test_pool_switched_off(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[pool]\nenabled = false\n");
+    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+    tidal_pool_stats s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
+    assert_int_equal(s.allocations, 0);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
+static void test_pooled_managed_advice_does_not_leak_to_the_next_owner(void **state)
+{
+    tidal_context *ctx = *state;
+    const size_t size = 4u << 20;
+    tidal_range_info r = TIDAL_RANGE_INFO_INIT;
+    void *a = alloc_kind(ctx, TIDAL_KIND_MANAGED, size, TIDAL_HINT_READ_MOSTLY);
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    assert_ok(tidal_pointer_query(ctx, a, &info));
+    assert_true(info.advice & TIDAL_ADVICE_READ_MOSTLY);
+    assert_int_equal((uintptr_t)a % (64u << 10), 0);
+    assert_ok(tidal_range_query(ctx, a, size, &r));
+    assert_int_equal(r.read_mostly, 1);
+    assert_ok(tidal_free(ctx, a));
+    void *b = alloc_kind(ctx, TIDAL_KIND_MANAGED, size, 0);
+    assert_ptr_equal(a, b); /* the pool hands the same block out again ... */
+    assert_ok(tidal_range_query(ctx, b, size, &r));
+    assert_int_equal(r.read_mostly, 0); /* ... without the previous owner's advice */
+    assert_ok(tidal_free(ctx, b));
+    void *c = alloc_kind(ctx, TIDAL_KIND_MANAGED, size, TIDAL_HINT_READ_MOSTLY);
+    assert_ok(tidal_range_query(ctx, c, size, &r));
+    assert_int_equal(r.read_mostly, 1); /* and advice is applied again on reuse */
+    assert_ok(tidal_free(ctx, c));
+}
+
+static void test_pool_errors(void **state)
+{
+    tidal_context *ctx = *state;
+    tidal_pool_stats s = TIDAL_POOL_STATS_INIT;
+    assert_status(tidal_pool_stats_get(NULL, TIDAL_KIND_DEVICE, 0, &s), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_pool_stats_get(ctx, TIDAL_KIND_PAGEABLE, 0, &s), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_pool_stats_get(ctx, TIDAL_KIND_AUTO, 0, &s), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, 5, &s), TIDAL_ERROR_NOT_FOUND);
+    assert_status(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, TIDAL_DEVICE_HOST, &s), TIDAL_ERROR_NOT_FOUND);
+    s.struct_size = 8;
+    assert_status(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, 0, &s), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(tidal_pool_trim(NULL, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    tidal_context *bad = NULL;
+    assert_status(tidal_context_create_from_string("[pool]\ngrowth = \"4KiB\"\n", &bad), TIDAL_ERROR_CONFIG);
+    assert_last_error_contains("<string>:2:");
+    assert_status(tidal_context_create_from_string("[pool]\nenable = true\n", &bad), TIDAL_ERROR_CONFIG);
+    assert_last_error_contains("did you mean 'enabled'");
+}
+
+int main(void)
+{
+    harness_isolate_environment();
+#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
+    const struct CMUnitTest tests[] = {
+        SIM_TEST(test_reuse_without_runtime_calls),
+        cmocka_unit_test(test_device_memory_returns_to_the_runtime_on_trim),
+        cmocka_unit_test(test_pool_switched_off),
+        SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
+        SIM_TEST(test_pool_errors),
+    };
+#undef SIM_TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
