@@ -1,7 +1,5 @@
 #include "registry/allocation_registry.h"
 
-#include <mutex>
-
 #include "status/error.h"
 
 namespace tidal {
@@ -9,85 +7,107 @@ namespace {
 uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 } // namespace
 
+static_assert(sizeof(uintptr_t) == 8, "the shard hash assumes 64-bit addresses");
+
 void AllocationRegistry::insert(const AllocationRecord &record)
 {
-    std::unique_lock lock(mutex_);
     const uintptr_t base = addr(record.base);
-    auto next = live_.lower_bound(base);
-    bool overlaps = next != live_.end() && next->first < base + record.size;
-    if (!overlaps && next != live_.begin()) {
+    Shard &s = shards_[shard_of(base)];
+    std::lock_guard lock(s.mutex);
+    auto next = s.live.lower_bound(base);
+    bool overlaps = next != s.live.end() && next->first < base + record.size;
+    if (!overlaps && next != s.live.begin()) {
         auto prev = std::prev(next);
         overlaps = prev->first + prev->second.size > base;
     }
     if (overlaps)
         throw Error(TIDAL_ERROR_INTERNAL, "the runtime returned memory overlapping a live allocation",
                     "this is a bug in tidal or the device runtime; please report it");
-    live_.emplace(base, record);
+    s.live.emplace(base, record);
     // The address is live again: a later free of it is no longer a double free.
-    if (auto it = freed_.find(base); it != freed_.end())
-        freed_.erase(it);
+    if (auto it = s.freed.find(base); it != s.freed.end())
+        s.freed.erase(it);
+}
+
+std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a) const
+{
+    for (const Shard &s : shards_) {
+        std::lock_guard lock(s.mutex);
+        auto it = s.live.upper_bound(a);
+        if (it == s.live.begin())
+            continue;
+        --it;
+        if (it->second.contains(reinterpret_cast<const void *>(a)))
+            return it->second;
+    }
+    return std::nullopt;
 }
 
 std::optional<AllocationRecord> AllocationRegistry::find(const void *p) const
 {
-    std::shared_lock lock(mutex_);
-    auto it = live_.upper_bound(addr(p));
-    if (it == live_.begin())
-        return std::nullopt;
-    --it;
-    if (!it->second.contains(p))
-        return std::nullopt;
-    return it->second;
+    const uintptr_t a = addr(p);
+    {
+        const Shard &s = shards_[shard_of(a)];
+        std::lock_guard lock(s.mutex);
+        if (auto it = s.live.find(a); it != s.live.end())
+            return it->second; // the common case: a base pointer
+    }
+    return find_interior(a);
 }
 
 AllocationRegistry::Removal AllocationRegistry::remove(const void *p, AllocationRecord *out)
 {
-    std::unique_lock lock(mutex_);
     const uintptr_t a = addr(p);
-    if (auto it = live_.find(a); it != live_.end()) {
-        if (out)
-            *out = it->second;
-        live_.erase(it);
-        remember_freed(a);
-        return Removal::removed;
-    }
-    auto it = live_.upper_bound(a);
-    if (it != live_.begin()) {
-        --it;
-        if (it->second.contains(p)) {
+    Shard &s = shards_[shard_of(a)];
+    {
+        std::lock_guard lock(s.mutex);
+        if (auto it = s.live.find(a); it != s.live.end()) {
             if (out)
                 *out = it->second;
-            return Removal::interior;
+            s.live.erase(it);
+            s.remember_freed(a);
+            return Removal::removed;
         }
     }
-    return freed_.count(a) ? Removal::already_freed : Removal::unknown;
+    if (auto r = find_interior(a)) {
+        if (out)
+            *out = *r;
+        return Removal::interior;
+    }
+    std::lock_guard lock(s.mutex);
+    return s.freed.count(a) ? Removal::already_freed : Removal::unknown;
 }
 
 std::vector<AllocationRecord> AllocationRegistry::drain()
 {
-    std::unique_lock lock(mutex_);
     std::vector<AllocationRecord> all;
-    all.reserve(live_.size());
-    for (auto &[base, record] : live_)
-        all.push_back(record);
-    live_.clear();
+    for (Shard &s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (auto &[base, record] : s.live)
+            all.push_back(record);
+        s.live.clear();
+    }
     return all;
 }
 
 size_t AllocationRegistry::live_count() const
 {
-    std::shared_lock lock(mutex_);
-    return live_.size();
+    size_t n = 0;
+    for (const Shard &s : shards_) {
+        std::lock_guard lock(s.mutex);
+        n += s.live.size();
+    }
+    return n;
 }
 
-void AllocationRegistry::remember_freed(uintptr_t base)
+void AllocationRegistry::Shard::remember_freed(uintptr_t base)
 {
-    freed_order_.push_back(base);
-    freed_.insert(base);
-    if (freed_order_.size() > kFreedMemory) {
-        if (auto it = freed_.find(freed_order_.front()); it != freed_.end())
-            freed_.erase(it);
-        freed_order_.pop_front();
+    freed_order.push_back(base);
+    freed.insert(base);
+    if (freed_order.size() > kFreedMemory) {
+        if (auto it = freed.find(freed_order.front()); it != freed.end())
+            freed.erase(it);
+        freed_order.pop_front();
     }
 }
 
