@@ -24,9 +24,6 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         throw Error(TIDAL_ERROR_INTERNAL, "the runtime returned memory overlapping a live allocation",
                     "this is a bug in tidal or the device runtime; please report it");
     s.live.emplace(base, record);
-    // The address is live again: a later free of it is no longer a double free.
-    if (auto it = s.freed.find(base); it != s.freed.end())
-        s.freed.erase(it);
 }
 
 std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a) const
@@ -65,7 +62,7 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
             if (out)
                 *out = it->second;
             s.live.erase(it);
-            s.remember_freed(a);
+            s.freed[s.freed_next++ % kFreedMemory] = a;
             return Removal::removed;
         }
     }
@@ -75,7 +72,7 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
         return Removal::interior;
     }
     std::lock_guard lock(s.mutex);
-    return s.freed.count(a) ? Removal::already_freed : Removal::unknown;
+    return s.was_freed(a) ? Removal::already_freed : Removal::unknown;
 }
 
 std::vector<AllocationRecord> AllocationRegistry::drain()
@@ -100,15 +97,12 @@ size_t AllocationRegistry::live_count() const
     return n;
 }
 
-void AllocationRegistry::Shard::remember_freed(uintptr_t base)
+bool AllocationRegistry::Shard::was_freed(uintptr_t base) const noexcept
 {
-    freed_order.push_back(base);
-    freed.insert(base);
-    if (freed_order.size() > kFreedMemory) {
-        if (auto it = freed.find(freed_order.front()); it != freed.end())
-            freed.erase(it);
-        freed_order.pop_front();
-    }
+    for (uintptr_t f : freed)
+        if (f == base && base != 0)
+            return true;
+    return false;
 }
 
 } // namespace tidal

@@ -7,11 +7,9 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <unordered_set>
 #include <vector>
 
 #include "registry/allocation_record.h"
@@ -44,9 +42,12 @@ private:
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
         mutable std::mutex mutex;
         std::map<uintptr_t, AllocationRecord> live; // keyed by base
-        std::deque<uintptr_t> freed_order;
-        std::unordered_multiset<uintptr_t> freed;
-        void remember_freed(uintptr_t base);
+        // A ring of recent frees, read only when a free finds no live allocation: a base that
+        // is live again is found in `live` first, so the ring needs no upkeep on insert and
+        // the free path allocates nothing for it.
+        std::array<uintptr_t, kFreedMemory> freed{};
+        size_t freed_next = 0;
+        bool was_freed(uintptr_t base) const noexcept;
     };
     static size_t shard_of(uintptr_t base) noexcept
     {
