@@ -76,5 +76,32 @@ r = run("validate", "--config", faulty, "--size", "8388608")
 expect(r.returncode == 1 and "FAIL" in r.stdout and "validation FAILED" in r.stdout,
        "validate fails (exit 1) when a kernel fails", r)
 
+
+# The README's plugin example, built as a new user would, must load and reject a misspelt option.
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(EXAMPLE))))
+readme = open(os.path.join(root, "README.md")).read()
+start = readme.index("/* prefix_policy.c */")
+source = readme[start:readme.index("```", start)]
+work = tempfile.mkdtemp()
+os.makedirs(os.path.join(work, "plugins"))
+with open(os.path.join(work, "prefix_policy.c"), "w") as f:
+    f.write(source)
+cc = subprocess.run(["cc", "-shared", "-fPIC", "-Wall", "-Werror", "-o",
+                     os.path.join(work, "plugins", "tidal-policy-prefix.so"), os.path.join(work, "prefix_policy.c"),
+                     "-I" + os.path.join(root, "api")], capture_output=True, text=True)
+expect(cc.returncode == 0, "the README's plugin example compiles with -Wall -Werror", cc)
+good = os.path.join(work, "good.toml")
+with open(good, "w") as f:
+    f.write('runtime = "sim"\npolicy_path = ["plugins"]\npolicies = ["prefix", "rules"]\n[policy.prefix]\nprefix = "weights"\n')
+r = run("config", "check", good)
+expect(r.returncode == 0 and "prefix (" in r.stdout and "tidal-policy-prefix.so" in r.stdout,
+       "the README's plugin example loads from policy_path", r)
+bad = os.path.join(work, "bad.toml")
+with open(bad, "w") as f:
+    f.write('runtime = "sim"\npolicy_path = ["plugins"]\npolicies = ["prefix"]\n[policy.prefix]\nprefx = "weights"\n')
+r = run("config", "check", bad)
+expect(r.returncode == 1 and "did you mean 'prefix'" in r.stderr and f"{bad}:5:" in r.stderr,
+       "the README's plugin example rejects a misspelt option with its line", r)
+
 print(f"{len(failures) == 0 and 'all' or len(failures)} {'passed' if not failures else 'failed'}")
 sys.exit(1 if failures else 0)
