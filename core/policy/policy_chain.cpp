@@ -96,41 +96,44 @@ PolicyChain::PolicyChain(const Settings &settings, const tidal_policy_system *sy
     }
 }
 
-void PolicyChain::validate(const tidal_placement &p, const std::string &who, bool from_plugin) const
+void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
 {
+    // Names are formatted only on the error paths: this runs on every allocation.
+    const bool from_plugin = plugin != nullptr;
+    auto who = [&] { return from_plugin ? fmt::format("policy '{}'", plugin) : std::string("the request"); };
     // Malformed answers are the plugin's fault; well-formed ones the device cannot honour are
     // NOT_SUPPORTED, whoever asked (the caller may have requested the kind explicitly).
     const tidal_status malformed = from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_INVALID_ARGUMENT;
     if (raw(p.kind) <= TIDAL_KIND_AUTO || raw(p.kind) >= TIDAL_KIND_COUNT)
-        throw Error(malformed, fmt::format("{} decided kind {}, which is not a tidal_kind (1..{})", who,
+        throw Error(malformed, fmt::format("{} decided kind {}, which is not a tidal_kind (1..{})", who(),
                                            raw(p.kind), TIDAL_KIND_COUNT - 1),
                     "a placement must name a concrete kind");
     const bool host = is_host(p.kind);
     const bool device_ok = (p.device >= 0 && p.device < system_->device_count) || (host && p.device == TIDAL_DEVICE_HOST);
     if (!device_ok)
         throw Error(from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_NOT_FOUND,
-                    fmt::format("{} decided device {} for {} memory; the system has {} device(s)", who, p.device,
+                    fmt::format("{} decided device {} for {} memory; the system has {} device(s)", who(), p.device,
                                 tidal_kind_name(p.kind), system_->device_count),
                     host ? "host kinds take a device index or TIDAL_DEVICE_HOST" : "use an index below the device count");
     if (p.flags & ~TIDAL_PLACEMENT_FLAGS_ALL)
-        throw Error(malformed, fmt::format("{} decided unknown placement flags {:#x}", who, p.flags & ~TIDAL_PLACEMENT_FLAGS_ALL),
+        throw Error(malformed, fmt::format("{} decided unknown placement flags {:#x}", who(), p.flags & ~TIDAL_PLACEMENT_FLAGS_ALL),
                     "use TIDAL_PLACEMENT_* bits");
     if (p.advice & ~TIDAL_ADVICE_ALL)
-        throw Error(malformed, fmt::format("{} decided unknown advice bits {:#x}", who, p.advice & ~TIDAL_ADVICE_ALL),
+        throw Error(malformed, fmt::format("{} decided unknown advice bits {:#x}", who(), p.advice & ~TIDAL_ADVICE_ALL),
                     "use TIDAL_ADVICE_* bits");
     if (p.advice && !is_managed(p.kind))
-        throw Error(malformed, fmt::format("{} attached advice to {} memory; only managed kinds take advice", who,
+        throw Error(malformed, fmt::format("{} attached advice to {} memory; only managed kinds take advice", who(),
                                            tidal_kind_name(p.kind)),
                     "drop the advice or choose a managed kind");
     if ((p.advice & TIDAL_ADVICE_PREFERRED_DEVICE) && (p.advice & TIDAL_ADVICE_PREFERRED_HOST))
-        throw Error(malformed, fmt::format("{} asked for both the device and the host as preferred location", who),
+        throw Error(malformed, fmt::format("{} asked for both the device and the host as preferred location", who()),
                     "choose one preferred location");
     if (host)
         return;
     const tidal_policy_device &dev = system_->devices[p.device];
     if (is_managed(p.kind) && !(dev.flags & TIDAL_DEVICE_FLAG_MANAGED))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
-                    fmt::format("{} placed managed memory on device {}, which has no managed memory", who, p.device),
+                    fmt::format("{} placed managed memory on device {}, which has no managed memory", who(), p.device),
                     "choose device or pinned memory on this device");
     const bool fine_kind = p.kind == TIDAL_KIND_DEVICE_FINE || p.kind == TIDAL_KIND_MANAGED_COARSE ||
                            (p.advice & TIDAL_ADVICE_COARSE_GRAIN);
@@ -138,7 +141,7 @@ void PolicyChain::validate(const tidal_placement &p, const std::string &who, boo
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{} asked for fine/coarse-grained memory ({}) on device {}, which has no such kinds "
                                 "(they exist on AMD GPUs)",
-                                who, tidal_kind_name(p.kind), p.device),
+                                who(), tidal_kind_name(p.kind), p.device),
                     "use device or managed memory on this device");
 }
 
@@ -152,9 +155,9 @@ Decision PolicyChain::place(const tidal_place_request &request) const
         out.device = TIDAL_DEVICE_DEFAULT;
         const int32_t verdict = raw(plugin->place(request, out));
         out.reason[sizeof(out.reason) - 1] = '\0';
-        const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_DEFER)
             continue;
+        const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_REFUSE)
             throw Error(TIDAL_ERROR_PLUGIN,
                         fmt::format("{} refused the allocation of {} bytes: {}", who, request.size,
@@ -164,11 +167,11 @@ Decision PolicyChain::place(const tidal_place_request &request) const
             throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered verdict {}, which is not a tidal_policy_verdict", who,
                                                         static_cast<int>(verdict)),
                         "a policy answers DEFER, DECIDED or REFUSE");
-        validate(out, who, true);
-        return Decision{out, plugin->name()};
+        validate(out, plugin->name().c_str());
+        return Decision{out, plugin->name().c_str()};
     }
     tidal_placement out = CoreDefaults::place(request);
-    validate(out, "the request", false);
+    validate(out, nullptr);
     return Decision{out, CoreDefaults::kName};
 }
 
@@ -182,17 +185,17 @@ std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) con
         out.placement.struct_size = sizeof(out.placement);
         out.placement.device = TIDAL_DEVICE_DEFAULT;
         const int32_t verdict = raw(plugin->recover(event, out));
-        const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_DEFER)
             continue;
+        const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_REFUSE || raw(out.action) == TIDAL_RECOVER_FAIL)
             return std::nullopt;
         if (verdict != TIDAL_POLICY_DECIDED || raw(out.action) != TIDAL_RECOVER_RETRY || event.operation != TIDAL_OP_ALLOC)
             throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered an invalid recovery (verdict {}, action {})", who,
                                                         verdict, raw(out.action)),
                         "recover answers DEFER, or DECIDED with FAIL, or RETRY for an allocation");
-        validate(out.placement, who, true);
-        return Decision{out.placement, plugin->name()};
+        validate(out.placement, plugin->name().c_str());
+        return Decision{out.placement, plugin->name().c_str()};
     }
     return std::nullopt; // the core's default is to give the error to the caller
 }

@@ -15,7 +15,7 @@ namespace tidal {
 
 struct Decision {
     tidal_placement placement{};
-    std::string placed_by; // the policy's instance name, or "core"
+    const char *placed_by = ""; // the policy's instance name (owned by the chain), or "core"
 };
 
 class PolicyChain {
@@ -33,7 +33,8 @@ public:
     static std::vector<std::filesystem::path> search_path(const Settings &settings, const std::string &name);
 
 private:
-    void validate(const tidal_placement &p, const std::string &who, bool from_plugin) const;
+    // `plugin`: the deciding plugin's name, or nullptr for the core defaults (the request).
+    void validate(const tidal_placement &p, const char *plugin) const;
     static std::filesystem::path locate(const Settings &settings, const std::string &name, size_t index);
 
     const tidal_policy_system *system_;

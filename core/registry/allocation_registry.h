@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "registry/allocation_record.h"
+#include "registry/node_recycler.h"
 
 namespace tidal {
 
@@ -41,7 +42,10 @@ private:
 
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
         mutable std::mutex mutex;
-        std::map<uintptr_t, AllocationRecord> live; // keyed by base
+        NodeFreeList nodes; // before `live`: outlives the map's own teardown
+        std::map<uintptr_t, AllocationRecord, std::less<uintptr_t>,
+                 NodeRecycler<std::pair<const uintptr_t, AllocationRecord>>>
+            live{NodeRecycler<std::pair<const uintptr_t, AllocationRecord>>(&nodes)}; // keyed by base
         // A ring of recent frees, read only when a free finds no live allocation: a base that
         // is live again is found in `live` first, so the ring needs no upkeep on insert and
         // the free path allocates nothing for it.
