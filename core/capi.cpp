@@ -401,10 +401,9 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
     if (k <= TIDAL_KIND_AUTO || k >= TIDAL_KIND_COUNT || k == TIDAL_KIND_PAGEABLE)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} has no pool", fn, k));
     return guarded(fn, [&] {
-        const int32_t count = ctx->impl.runtime().device_count();
         const bool host = kind == TIDAL_KIND_PINNED && device == TIDAL_DEVICE_HOST;
-        if (!host && (device < 0 || device >= count))
-            throw tidal::Error(TIDAL_ERROR_NOT_FOUND, fmt::format("device {} does not exist ({} device(s))", device, count));
+        if (!host)
+            ctx->impl.runtime().require_device(device);
         const size_t given = stats->struct_size;
         *stats = TIDAL_POOL_STATS_INIT;
         stats->struct_size = given;

@@ -126,11 +126,8 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
                     fmt::format("device {} is not an index, TIDAL_DEVICE_DEFAULT or (for host kinds) TIDAL_DEVICE_HOST",
                                 desc.device),
                     "use an index from tidal_system_info_get");
-    if (desc.device >= runtime_->device_count())
-        throw Error(TIDAL_ERROR_NOT_FOUND,
-                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", desc.device,
-                                runtime_->name(), runtime_->device_count()),
-                    "`tidal probe` lists the devices");
+    if (desc.device >= 0)
+        runtime_->require_device(desc.device);
     if (desc.tag && strnlen(desc.tag, TIDAL_TAG_MAX) >= TIDAL_TAG_MAX)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("tag is longer than {} bytes", TIDAL_TAG_MAX - 1),
                     "use a shorter tag");
@@ -343,11 +340,8 @@ AllocationRecord Context::range_owner(const void *ptr, size_t size) const
 void Context::prefetch(const void *ptr, size_t size, int32_t device)
 {
     const AllocationRecord r = range_owner(ptr, size);
-    if (device != TIDAL_DEVICE_HOST && (device < 0 || device >= runtime_->device_count()))
-        throw Error(TIDAL_ERROR_NOT_FOUND,
-                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", device, runtime_->name(),
-                                runtime_->device_count()),
-                    "prefetch to a device index or TIDAL_DEVICE_HOST");
+    if (device != TIDAL_DEVICE_HOST)
+        runtime_->require_device(device);
     if (!is_managed(r.kind)) {
         // Device, pinned and pageable memory cannot migrate: the data is where it will be used.
         prefetch_noops_.fetch_add(1, std::memory_order_relaxed);
@@ -358,8 +352,10 @@ void Context::prefetch(const void *ptr, size_t size, int32_t device)
     if (!ops.prefetch)
         throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot prefetch", runtime_->name()));
     const int32_t location = device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : device;
-    const std::string what = fmt::format("prefetching {} bytes at {} to {}", size, ptr,
-                                         device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device));
+    auto what = [&] {
+        return fmt::format("prefetching {} bytes at {} to {}", size, ptr,
+                           device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device));
+    };
     runtime_->check(ops.prefetch(runtime_->instance(), ptr, size, location, nullptr), what);
     if (ops.stream_synchronize)
         runtime_->check(ops.stream_synchronize(runtime_->instance(), nullptr), what);
@@ -401,8 +397,7 @@ tidal_range_info Context::range_query(const void *ptr, size_t size) const
 
 void *Context::stream_create(int32_t device)
 {
-    if (device < 0 || device >= runtime_->device_count())
-        throw Error(TIDAL_ERROR_NOT_FOUND, fmt::format("device {} does not exist", device), "`tidal probe` lists the devices");
+    runtime_->require_device(device);
     if (!runtime_->ops().stream_create)
         throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no streams", runtime_->name()));
     void *stream = nullptr;
@@ -423,11 +418,7 @@ void Context::stream_synchronize(void *stream)
 
 tidal_device_info Context::device_info(int32_t device) const
 {
-    if (device < 0 || device >= runtime_->device_count())
-        throw Error(TIDAL_ERROR_NOT_FOUND,
-                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", device, runtime_->name(),
-                                runtime_->device_count()),
-                    "use an index below tidal_system_info.device_count");
+    runtime_->require_device(device);
     const tidal_rt_device_props &p = runtime_->props(device);
     tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
     info.index = device;

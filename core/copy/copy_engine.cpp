@@ -90,7 +90,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     const Side s = side_of(src, size, &src_device);
     const tidal_rt_ops &ops = runtime_.ops();
     void *rt = runtime_.instance();
-    const std::string what = fmt::format("copying {} bytes from {} to {}", size, src, dst);
+    auto what = [&] { return fmt::format("copying {} bytes from {} to {}", size, src, dst); };
     if (s != Side::device && d != Side::device) {
         workers_.copy(dst, src, size); // host to host: no runtime involved
         std::lock_guard lock(counters_mutex_);
@@ -171,7 +171,7 @@ void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void 
         wait(slot);                              // its previous DMA has read the slot
         workers_.copy(slot.buffer, src + off, len); // host threads fill it ...
         runtime_.check(ops.memcpy(rt, static_cast<char *>(dst) + off, slot.buffer, len, stream),
-                       fmt::format("staged copy of {} bytes to {}", len, dst));
+                       [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
         runtime_.check(ops.event_record(rt, slot.event, stream), "recording a staging event");
         slot.in_flight = true;                   // ... while the DMA of the last slot runs
     }
@@ -188,7 +188,7 @@ void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *s
         Slot &slot = ring_[i % ring_.size()];
         const size_t off = i * chunk, len = std::min(chunk, size - off);
         runtime_.check(ops.memcpy(rt, slot.buffer, static_cast<const char *>(src) + off, len, stream),
-                       fmt::format("staged copy of {} bytes from {}", len, src));
+                       [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
         runtime_.check(ops.event_record(rt, slot.event, stream), "recording a staging event");
         slot.in_flight = true;
     };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "runtime/topology.h"
+#include "status/error.h"
 #include "status/error_table.h"
 
 namespace tidal {
@@ -31,11 +32,18 @@ Runtime::~Runtime()
         ops_->destroy(instance_);
 }
 
-void Runtime::check(int native, const std::string &what) const
+void Runtime::require_device(int32_t device) const
 {
-    if (native != 0)
-        throw ErrorTable::translate(ops_->family, native, ops_->error_name(native),
-                                    fmt::format("{} failed on the {} runtime", what, ops_->name));
+    if (device < 0 || device >= device_count())
+        throw Error(TIDAL_ERROR_NOT_FOUND,
+                    fmt::format("device {} does not exist; the {} runtime has {} device(s)", device, name(), device_count()),
+                    "`tidal probe` lists the devices");
+}
+
+void Runtime::fail(int native, const std::string &what) const
+{
+    throw ErrorTable::translate(ops_->family, native, ops_->error_name(native),
+                                fmt::format("{} failed on the {} runtime", what, ops_->name));
 }
 
 std::string Runtime::native_name(int native) const { return ops_->error_name(native); }
@@ -43,8 +51,9 @@ std::string Runtime::native_name(int native) const { return ops_->error_name(nat
 void *Runtime::alloc(tidal_kind kind, int32_t device, size_t size)
 {
     void *out = nullptr;
-    check(ops_->alloc(instance_, kind, device, size, &out),
-          fmt::format("allocating {} bytes of {} memory on device {}", size, tidal_kind_name(kind), device));
+    check(ops_->alloc(instance_, kind, device, size, &out), [&] {
+        return fmt::format("allocating {} bytes of {} memory on device {}", size, tidal_kind_name(kind), device);
+    });
     return out;
 }
 
@@ -58,13 +67,13 @@ void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32
     if (!ops_->advise)
         throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime takes no memory advice", ops_->name));
     check(ops_->advise(instance_, ptr, size, advice, location),
-          fmt::format("memory advice {} on {} bytes at {}", static_cast<int>(advice), size, ptr));
+          [&] { return fmt::format("memory advice {} on {} bytes at {}", static_cast<int>(advice), size, ptr); });
 }
 
 void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes)
 {
     check(ops_->mem_info(instance_, device, free_bytes, total_bytes),
-          fmt::format("reading the memory of device {}", device));
+          [&] { return fmt::format("reading the memory of device {}", device); });
 }
 
 } // namespace tidal

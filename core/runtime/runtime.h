@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/runtime_contract.h"
@@ -30,6 +31,8 @@ public:
 
     int32_t device_count() const noexcept { return static_cast<int32_t>(props_.size()); }
     const tidal_rt_device_props &props(int32_t device) const { return props_.at(device); }
+    // Throws TIDAL_ERROR_NOT_FOUND unless 0 <= device < device_count().
+    void require_device(int32_t device) const;
 
     void *alloc(tidal_kind kind, int32_t device, size_t size);
     // Frees without throwing: teardown paths must go on. Returns the native code.
@@ -37,8 +40,19 @@ public:
     void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location);
     void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 
-    // Throws the translated error for a non-zero native code.
-    void check(int native, const std::string &what) const;
+    // Throws the translated error for a non-zero native code. `what` describes the operation:
+    // a string, or a callable returning one, called only on failure, so hot paths (copies,
+    // prefetches, kernels) never format a message that is not needed.
+    template <typename What> void check(int native, What &&what) const
+    {
+        if (native == 0) [[likely]]
+            return;
+        if constexpr (std::is_invocable_v<What>)
+            fail(native, std::string(what()));
+        else
+            fail(native, std::string(what));
+    }
+    [[noreturn]] void fail(int native, const std::string &what) const;
     std::string native_name(int native) const;
 
 private:

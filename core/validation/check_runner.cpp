@@ -43,10 +43,7 @@ void CheckRunner::validate(const tidal_check &c) const
     if (c.kind < TIDAL_CHECK_TOUCH_READ || c.kind > TIDAL_CHECK_RUNTIME_COPY)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check kind {} is not a tidal_check_kind", static_cast<int>(c.kind)),
                     "use TIDAL_CHECK_* values");
-    if (c.device < 0 || c.device >= runtime_.device_count())
-        throw Error(TIDAL_ERROR_NOT_FOUND, fmt::format("device {} does not exist; the {} runtime has {} device(s)", c.device,
-                                                       runtime_.name(), runtime_.device_count()),
-                    "`tidal probe` lists the devices");
+    runtime_.require_device(c.device);
     if (c.size == 0 || c.size % 8 != 0)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check size {} is not a positive multiple of 8", c.size),
                     "validation kernels work on 64-bit words");
@@ -121,7 +118,9 @@ void CheckRunner::run(tidal_check &c)
     const tidal_rt_ops &ops = runtime_.ops();
     void *rt = runtime_.instance();
     const uint32_t repeat = c.repeat ? c.repeat : 1;
-    const std::string what = fmt::format("validation kernel {} on device {} ({} bytes)", static_cast<int>(c.kind), c.device, c.size);
+    auto what = [&] {
+        return fmt::format("validation kernel {} on device {} ({} bytes)", static_cast<int>(c.kind), c.device, c.size);
+    };
     uint64_t mismatches = 0;
     if (l.stream)
         runtime_.check(ops.event_record(rt, l.start, l.stream), "recording a timing event");
