@@ -1,5 +1,7 @@
 // The C boundary: argument checks, C++ exceptions turned into statuses, the thread's last
 // error message. Nothing thrown below may escape a function in this file.
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -64,6 +66,30 @@ tidal_status create(const char *function, tidal_context **out, tidal::Settings (
         return null_argument(function, "out");
     *out = nullptr;
     return guarded(function, [&] { *out = new tidal_context(load(arg)); });
+}
+
+// tidal_alloc and tidal_alloc_async: one argument check, then the context.
+tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
+                      const tidal::pool::StreamHandle *stream, void **out) noexcept
+{
+    if (out)
+        *out = nullptr;
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!out)
+        return null_argument(fn, "out");
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    if (desc) {
+        if (tidal_status s = check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size); s != TIDAL_OK)
+            return s;
+        d = *desc;
+        // A kind outside the enum is the caller's error; reading it as tidal_kind would be UB.
+        int32_t kind = 0;
+        std::memcpy(&kind, &desc->kind, sizeof kind);
+        if (kind < TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT)
+            return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
+    }
+    return guarded(fn, [&] { *out = ctx->impl.allocate(size, d, stream); });
 }
 
 } // namespace
@@ -166,25 +192,7 @@ TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx)
 
 TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void **out)
 {
-    static const char *fn = "tidal_alloc";
-    if (out)
-        *out = nullptr;
-    if (!ctx)
-        return null_argument(fn, "ctx");
-    if (!out)
-        return null_argument(fn, "out");
-    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
-    if (desc) {
-        if (tidal_status s = check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size); s != TIDAL_OK)
-            return s;
-        d = *desc;
-        // A kind outside the enum is the caller's error; reading it as tidal_kind would be UB.
-        int32_t kind = 0;
-        std::memcpy(&kind, &desc->kind, sizeof kind);
-        if (kind < TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT)
-            return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
-    }
-    return guarded(fn, [&] { *out = ctx->impl.allocate(size, d); });
+    return allocate("tidal_alloc", ctx, size, desc, nullptr, out);
 }
 
 TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
@@ -310,14 +318,27 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
         return null_argument(fn, "ctx");
     if (!check)
         return null_argument(fn, "check");
-    if (tidal_status s = check_struct_size<tidal_check>(fn, "check", check->struct_size); s != TIDAL_OK)
-        return s;
+    // Version 1 of the struct ended before `stream`; such callers run on tidal's own stream.
+    constexpr size_t kFirstSize = offsetof(tidal_check, stream);
+    const size_t given = check->struct_size;
+    if (given < kFirstSize)
+        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{}: check->struct_size is {}, smaller than version 1's {}; initialise it with "
+                                "TIDAL_CHECK_INIT",
+                                fn, given, kFirstSize));
     // Read the kind as an integer: a value outside the enum is the caller's error, not UB here.
     int32_t kind = 0;
     std::memcpy(&kind, &check->kind, sizeof kind);
-    if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_RUNTIME_COPY)
+    if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_SPIN)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
-    return guarded(fn, [&] { ctx->impl.run_check(*check); });
+    tidal_check full = TIDAL_CHECK_INIT;
+    std::memcpy(&full, check, std::min(given, sizeof full));
+    full.struct_size = sizeof full;
+    return guarded(fn, [&] {
+        ctx->impl.run_check(full);
+        check->result = full.result;
+        check->elapsed_ms = full.elapsed_ms;
+    });
 }
 
 TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream)
@@ -432,6 +453,72 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
         if (released)
             *released = bytes;
     });
+}
+
+TIDAL_API tidal_status tidal_alloc_async(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void *stream,
+                                         void **out)
+{
+    const tidal::pool::StreamHandle s{stream};
+    return allocate("tidal_alloc_async", ctx, size, desc, &s, out);
+}
+
+TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *stream)
+{
+    if (!ctx)
+        return null_argument("tidal_free_async", "ctx");
+    if (!ptr)
+        return TIDAL_OK;
+    const tidal::pool::StreamHandle s{stream};
+    return guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
+}
+
+TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set, uint32_t unset)
+{
+    if (!ctx)
+        return null_argument("tidal_advise", "ctx");
+    if (!ptr)
+        return null_argument("tidal_advise", "ptr");
+    return guarded("tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+}
+
+TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses, size_t count,
+                                     uint32_t flags)
+{
+    if (!ctx)
+        return null_argument("tidal_declare", "ctx");
+    return guarded("tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+}
+
+TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes)
+{
+    if (!ctx)
+        return null_argument("tidal_budget_set", "ctx");
+    return guarded("tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+}
+
+TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device, tidal_migration_stats *stats)
+{
+    static const char *fn = "tidal_migration_stats_get";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!stats)
+        return null_argument(fn, "stats");
+    if (tidal_status s = check_struct_size<tidal_migration_stats>(fn, "stats", stats->struct_size); s != TIDAL_OK)
+        return s;
+    return guarded(fn, [&] {
+        const size_t given = stats->struct_size;
+        *stats = ctx->impl.migration_stats(device);
+        stats->struct_size = given;
+    });
+}
+
+TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)
+{
+    if (!ctx)
+        return null_argument("tidal_clock", "ctx");
+    if (!seconds)
+        return null_argument("tidal_clock", "seconds");
+    return guarded("tidal_clock", [&] { *seconds = ctx->impl.clock(); });
 }
 
 } // extern "C"

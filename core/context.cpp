@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <chrono>
+#include <cstddef>
 #include <cstring>
 
 #include "config/settings_describer.h"
@@ -74,7 +76,9 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     ps.enabled = settings_.pool.enabled;
     ps.release_threshold = settings_.pool.release_threshold;
     ps.growth = settings_.pool.growth;
-    pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps);
+    events_ = std::make_unique<EventPool>(*runtime_);
+    pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get());
+    scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
 }
@@ -96,13 +100,17 @@ Context::~Context()
             log_warn(fmt::format("  leak: {} bytes of {} memory at {} tag '{}'", r.size, tidal_kind_name(r.kind), r.base,
                                  r.tag));
         }
-        for (const auto &r : leaked)
+        for (const auto &r : leaked) {
+            scheduler_->forget(r);
             release_record(r);
+        }
     }
-    copies_.reset();  // its staging ring, streams and registrations belong to the runtime
-    checks_.reset();  // its streams and events belong to the runtime
-    chain_.reset();   // policies go before the runtime they decided for
-    pools_.reset();   // gives every pooled byte back to the runtime
+    copies_.reset();    // its staging ring, streams and registrations belong to the runtime
+    checks_.reset();    // its streams and events belong to the runtime
+    scheduler_.reset(); // waits for its migrations; uses the chain and the events
+    chain_.reset();     // policies go before the runtime they decided for
+    pools_.reset();     // gives every pooled byte back to the runtime
+    events_.reset();    // after the pools' oracles handed theirs back
     runtime_.reset();
 }
 
@@ -133,7 +141,7 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
                     "use a shorter tag");
 }
 
-void *Context::allocate(size_t size, const tidal_alloc_desc &desc)
+void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
 {
     validate_request(size, desc);
     tidal_place_request request{};
@@ -149,7 +157,7 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc)
     Decision decision = chain_->place(request);
     for (uint32_t attempt = 1;; ++attempt) {
         try {
-            AllocationRecord record = allocate_placed(request, decision);
+            AllocationRecord record = allocate_placed(request, decision, stream);
             registry_.insert(record);
             return record.base;
         } catch (const Error &e) {
@@ -175,7 +183,8 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc)
     }
 }
 
-AllocationRecord Context::allocate_placed(const tidal_place_request &request, const Decision &decision)
+AllocationRecord Context::allocate_placed(const tidal_place_request &request, const Decision &decision,
+                                          const pool::StreamHandle *stream)
 {
     const tidal_placement &p = decision.placement;
     AllocationRecord r;
@@ -206,7 +215,8 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
                 throw Error(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{} bytes can never be allocated", request.size),
                             "ask for less memory");
         }
-        r.raw = pools_->get(p.kind, r.runtime_device).allocate(r.raw_size, r.alignment);
+        pool::DevicePool &pool = pools_->get(p.kind, r.runtime_device);
+        r.raw = stream ? pool.allocate(r.raw_size, r.alignment, *stream) : pool.allocate(r.raw_size, r.alignment);
         r.base = r.raw;
     } else {
         r.raw = runtime_->alloc(p.kind, r.runtime_device, r.raw_size);
@@ -262,12 +272,16 @@ void Context::unset_advice(const AllocationRecord &r) noexcept
     unset(TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, r.runtime_device);
 }
 
-void Context::release_record(const AllocationRecord &r) noexcept
+void Context::release_record(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
 {
     unset_advice(r);
     if (r.pooled) {
         try {
-            pools_->get(r.kind, r.runtime_device).deallocate(r.raw, r.raw_size, r.alignment);
+            pool::DevicePool &pool = pools_->get(r.kind, r.runtime_device);
+            if (stream)
+                pool.deallocate(r.raw, r.raw_size, r.alignment, *stream);
+            else
+                pool.deallocate(r.raw, r.raw_size, r.alignment);
         } catch (const std::exception &e) {
             log_error(fmt::format("returning {} bytes at {} to the pool failed: {}", r.size, r.base, e.what()));
         }
@@ -278,7 +292,7 @@ void Context::release_record(const AllocationRecord &r) noexcept
                               r.base, runtime_->native_name(rc), rc));
 }
 
-void Context::release(void *ptr)
+void Context::release(void *ptr, const pool::StreamHandle *stream)
 {
     AllocationRecord r;
     switch (registry_.remove(ptr, &r)) {
@@ -296,9 +310,18 @@ void Context::release(void *ptr)
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
+    if (is_managed(r.kind))
+        scheduler_->forget(r); // before its advice goes and its block finds a new owner
     if (r.pooled) {
-        release_record(r); // a pool takes its block back without a runtime call that could fail
+        release_record(r, stream); // a pool takes its block back without a runtime call that could fail
         return;
+    }
+    if (stream) {
+        // Memory the runtime frees at once: the stream's queued work may still use it.
+        if (int rc = runtime_->ops().stream_synchronize(runtime_->instance(), stream->native); rc != 0) {
+            registry_.insert(r);
+            runtime_->check(rc, "synchronising the stream before freeing unpooled memory");
+        }
     }
     if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED) {
         try {
@@ -344,22 +367,149 @@ void Context::prefetch(const void *ptr, size_t size, int32_t device)
         runtime_->require_device(device);
     if (!is_managed(r.kind)) {
         // Device, pinned and pageable memory cannot migrate: the data is where it will be used.
-        prefetch_noops_.fetch_add(1, std::memory_order_relaxed);
+        scheduler_->count_noop(device >= 0 ? device : r.runtime_device);
         log_debug(fmt::format("prefetch of {} memory at {} is a no-op", tidal_kind_name(r.kind), ptr));
         return;
     }
-    const tidal_rt_ops &ops = runtime_->ops();
-    if (!ops.prefetch)
+    if (!runtime_->ops().prefetch)
         throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot prefetch", runtime_->name()));
-    const int32_t location = device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : device;
-    auto what = [&] {
-        return fmt::format("prefetching {} bytes at {} to {}", size, ptr,
-                           device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device));
+    DeclaredRange range;
+    range.owner = r;
+    range.ptr = ptr;
+    range.size = size;
+    range.device = device;
+    range.mode = TIDAL_ACCESS_READ_WRITE; // an explicit prefetch says nothing about writes
+    scheduler_->prefetch(range);
+}
+
+void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
+{
+    if ((set | unset) & ~TIDAL_ADVICE_ALL)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("unknown advice bits {:#x}", (set | unset) & ~TIDAL_ADVICE_ALL),
+                    "use TIDAL_ADVICE_* bits");
+    if (set & unset)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("advice bits {:#x} are both set and unset", set & unset),
+                    "name each bit in one of the two");
+    if ((set & TIDAL_ADVICE_PREFERRED_DEVICE) && (set & TIDAL_ADVICE_PREFERRED_HOST))
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "preferred-device and preferred-host advice set together",
+                    "a range has one preferred location");
+    const AllocationRecord r = range_owner(ptr, size);
+    if (!is_managed(r.kind)) {
+        scheduler_->count_noop(r.runtime_device);
+        return;
+    }
+    if ((set | unset) & TIDAL_ADVICE_COARSE_GRAIN &&
+        !(policy_devices_[static_cast<size_t>(r.runtime_device)].flags & TIDAL_DEVICE_FLAG_FINE_GRAINED))
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("coarse-grain advice on device {}, which has no fine/coarse-grained memory (AMD only)",
+                                r.runtime_device),
+                    "leave TIDAL_ADVICE_COARSE_GRAIN out on this device");
+    const int32_t dev = r.runtime_device;
+    struct Bit {
+        uint32_t bit;
+        tidal_rt_advice on, off;
+        int32_t location;
     };
-    runtime_->check(ops.prefetch(runtime_->instance(), ptr, size, location, nullptr), what);
-    if (ops.stream_synchronize)
-        runtime_->check(ops.stream_synchronize(runtime_->instance(), nullptr), what);
-    prefetch_moves_.fetch_add(1, std::memory_order_relaxed);
+    const Bit bits[] = {
+        {TIDAL_ADVICE_READ_MOSTLY, TIDAL_RT_ADVISE_SET_READ_MOSTLY, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, dev},
+        {TIDAL_ADVICE_PREFERRED_DEVICE, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, dev},
+        {TIDAL_ADVICE_PREFERRED_HOST, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION,
+         TIDAL_RT_LOCATION_HOST},
+        {TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_RT_ADVISE_SET_ACCESSED_BY, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, dev},
+        {TIDAL_ADVICE_COARSE_GRAIN, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, dev},
+    };
+    uint32_t advice = r.advice;
+    for (const Bit &b : bits) {
+        if (unset & b.bit) {
+            runtime_->advise(ptr, size, b.off, b.location);
+            advice &= ~b.bit;
+        }
+    }
+    for (const Bit &b : bits) {
+        if (set & b.bit) {
+            runtime_->advise(ptr, size, b.on, b.location);
+            advice |= b.bit;
+        }
+    }
+    // The record remembers it, so a free unsets it (and a pooled block's next owner starts
+    // clean). A preferred location set for the device replaces one set for the host.
+    if (set & TIDAL_ADVICE_PREFERRED_DEVICE)
+        advice &= ~TIDAL_ADVICE_PREFERRED_HOST;
+    if (set & TIDAL_ADVICE_PREFERRED_HOST)
+        advice &= ~TIDAL_ADVICE_PREFERRED_DEVICE;
+    registry_.set_advice(r.base, advice);
+}
+
+void Context::declare(void *stream, const tidal_access *accesses, size_t count, uint32_t flags)
+{
+    if (flags & ~TIDAL_DECLARE_FLAGS_ALL)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("unknown declaration flags {:#x}", flags & ~TIDAL_DECLARE_FLAGS_ALL),
+                    "use TIDAL_DECLARE_* flags");
+    const bool lookahead = flags & TIDAL_DECLARE_LOOKAHEAD;
+    if (count == 0) {
+        if (!lookahead)
+            scheduler_->end_phase(stream);
+        return;
+    }
+    if (!accesses)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "accesses is NULL with a count above 0", "pass an array of count entries");
+    size_t stride = 0;
+    std::memcpy(&stride, accesses, sizeof stride);
+    constexpr size_t kMinimum = offsetof(tidal_access, mode) + sizeof(uint32_t);
+    if (stride < kMinimum)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("tidal_access.struct_size is {}, less than the {} bytes of the first version", stride, kMinimum),
+                    "start each entry from TIDAL_ACCESS_INIT");
+    std::vector<DeclaredRange> ranges;
+    ranges.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+        tidal_access a{};
+        const char *raw = reinterpret_cast<const char *>(accesses) + i * stride;
+        std::memcpy(&a, raw, std::min(stride, sizeof a));
+        if (a.struct_size != stride)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                        fmt::format("access {} has struct_size {}, access 0 has {}", i, a.struct_size, stride),
+                        "every entry of one call has the same struct_size");
+        if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has mode {:#x}", i, a.mode),
+                        "use TIDAL_ACCESS_READ, _WRITE or _READ_WRITE");
+        if (a.device != TIDAL_DEVICE_HOST)
+            runtime_->require_device(a.device);
+        if (!a.ptr)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has a NULL pointer", i),
+                        "declare ranges inside tidal allocations");
+        AllocationRecord r = range_owner(a.ptr, a.size);
+        if (!is_managed(r.kind)) {
+            // Device and pinned memory do not move: already where the work will find it.
+            scheduler_->count_noop(a.device >= 0 ? a.device : r.runtime_device);
+            continue;
+        }
+        DeclaredRange d;
+        d.owner = r;
+        d.ptr = a.ptr;
+        d.size = a.size;
+        d.device = a.device;
+        d.mode = a.mode;
+        ranges.push_back(d);
+    }
+    if (!runtime_->ops().prefetch && !ranges.empty())
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot migrate memory", runtime_->name()));
+    scheduler_->declare(stream, ranges, lookahead);
+}
+
+void Context::budget_set(int32_t device, uint64_t bytes) { scheduler_->set_budget(device, bytes); }
+
+tidal_migration_stats Context::migration_stats(int32_t device) const { return scheduler_->stats(device); }
+
+double Context::clock() const
+{
+    const tidal_rt_ops &ops = runtime_->ops();
+    if (ops.clock) {
+        double seconds = 0;
+        runtime_->check(ops.clock(runtime_->instance(), &seconds), "reading the runtime's clock");
+        return seconds;
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 tidal_range_info Context::range_query(const void *ptr, size_t size) const

@@ -9,9 +9,11 @@
 
 #include "config/settings.h"
 #include "copy/copy_engine.h"
+#include "migration/migration_scheduler.h"
 #include "policy/policy_chain.h"
 #include "pool/pool_set.h"
 #include "registry/allocation_registry.h"
+#include "runtime/event_pool.h"
 #include "runtime/runtime.h"
 #include "validation/check_runner.h"
 
@@ -26,13 +28,19 @@ public:
     Context(const Context &) = delete;
     Context &operator=(const Context &) = delete;
 
-    void *allocate(size_t size, const tidal_alloc_desc &desc);
-    void release(void *ptr);
+    // `stream` non-null: stream-ordered (tidal_alloc_async / tidal_free_async).
+    void *allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream = nullptr);
+    void release(void *ptr, const pool::StreamHandle *stream = nullptr);
     AllocationRecord query(const void *ptr) const;
 
     // Moves a range of managed memory and waits; a counted no-op for other kinds.
     void prefetch(const void *ptr, size_t size, int32_t device);
     tidal_range_info range_query(const void *ptr, size_t size) const;
+    void advise(const void *ptr, size_t size, uint32_t set, uint32_t unset);
+    void declare(void *stream, const tidal_access *accesses, size_t count, uint32_t flags);
+    void budget_set(int32_t device, uint64_t bytes);
+    tidal_migration_stats migration_stats(int32_t device) const;
+    double clock() const;
     void run_check(tidal_check &check) { checks_->run(check); }
     CopyEngine &copies() { return *copies_; }
     pool::PoolSet &pools() { return *pools_; }
@@ -47,10 +55,11 @@ public:
 
 private:
     void validate_request(size_t size, const tidal_alloc_desc &desc) const;
-    AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision);
+    AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision,
+                                     const pool::StreamHandle *stream);
     void apply_advice(const AllocationRecord &record);
     void unset_advice(const AllocationRecord &record) noexcept;
-    void release_record(const AllocationRecord &record) noexcept;
+    void release_record(const AllocationRecord &record, const pool::StreamHandle *stream = nullptr) noexcept;
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
     AllocationRecord range_owner(const void *ptr, size_t size) const;
 
@@ -59,12 +68,12 @@ private:
     std::vector<tidal_policy_device> policy_devices_;
     tidal_policy_system policy_system_{};
     std::unique_ptr<PolicyChain> chain_;
+    std::unique_ptr<EventPool> events_;    // outlives the pools' oracles and the scheduler
     std::unique_ptr<pool::PoolSet> pools_; // after runtime_: destroyed before it
+    std::unique_ptr<MigrationScheduler> scheduler_;
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
     std::unique_ptr<CopyEngine> copies_;
-    std::atomic<uint64_t> prefetch_moves_{0};
-    std::atomic<uint64_t> prefetch_noops_{0};
 };
 
 } // namespace tidal

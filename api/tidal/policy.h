@@ -10,7 +10,8 @@
  * Rules both sides keep (the Vulkan loader's negotiation, libomptarget's plugin table):
  *  - every struct crossing the boundary starts with its size; a side reads only the fields
  *    both sizes cover, and new fields are only ever appended;
- *  - every hook is optional, but at least one decision hook (place, recover) must be set;
+ *  - every hook is optional, but at least one decision hook (place, recover, plan_prefetch,
+ *    evict) must be set;
  *  - a decision hook answers TIDAL_POLICY_DEFER to let the next policy in the chain decide;
  *    the core's built-in defaults end every chain;
  *  - the core validates every decision before acting on it; a bad one is a TIDAL_ERROR_PLUGIN
@@ -155,6 +156,72 @@ typedef struct tidal_recovery {
 } tidal_recovery;
 
 /* -------------------------------------------------------------------------------------
+ * Prefetch planning: asked once per declared (or explicitly prefetched) managed range.
+ * ----------------------------------------------------------------------------------- */
+typedef struct tidal_prefetch_request {
+    size_t struct_size;
+    const void *ptr;            /* the declared range */
+    size_t size;
+    int32_t device;             /* where the work runs: index or TIDAL_DEVICE_HOST */
+    uint32_t mode;              /* TIDAL_ACCESS_* */
+    int32_t lookahead;          /* 1: declared for the stream's next phase */
+    tidal_kind kind;            /* the allocation's kind (always a managed kind here) */
+    int32_t alloc_device;       /* the allocation's device */
+    uint32_t hints;             /* the allocation's TIDAL_HINT_* */
+    uint32_t advice;            /* TIDAL_ADVICE_* the allocation carries now */
+    uint64_t chunk_size;        /* [migration] chunk_size */
+    const tidal_policy_system *system;
+} tidal_prefetch_request;
+
+typedef enum tidal_prefetch_action {
+    TIDAL_PREFETCH_MIGRATE = 1, /* move the range to `device` ahead of the work */
+    TIDAL_PREFETCH_SKIP = 2     /* leave it where it is: the device faults it in or reads it remotely */
+} tidal_prefetch_action;
+
+typedef struct tidal_prefetch_plan {
+    size_t struct_size;
+    tidal_prefetch_action action;
+    uint64_t chunk_size;        /* bytes per runtime call; 0 = the request's chunk_size */
+    uint32_t advice_set;        /* TIDAL_ADVICE_* to set on the allocation before moving */
+    char reason[128];
+} tidal_prefetch_plan;
+
+/* -------------------------------------------------------------------------------------
+ * Eviction: asked when a device would exceed its budget. Candidates are resident ranges
+ * that no work in flight and no lookahead declaration protects.
+ * ----------------------------------------------------------------------------------- */
+typedef struct tidal_resident_range {
+    size_t struct_size;
+    const void *ptr;
+    size_t size;
+    uint64_t last_use;          /* tidal's logical clock at the range's last declaration/prefetch */
+    uint64_t uses;              /* how many declarations and prefetches named it */
+    uint32_t mode;              /* TIDAL_ACCESS_* of every declaration since it became resident, or-ed */
+    uint32_t hints;             /* the allocation's TIDAL_HINT_* */
+    uint32_t advice;            /* the allocation's TIDAL_ADVICE_* */
+    const char *tag;            /* the allocation's tag; "" when none */
+} tidal_resident_range;
+
+typedef struct tidal_evict_request {
+    size_t struct_size;
+    int32_t device;
+    uint64_t budget;
+    uint64_t resident;          /* bytes resident now */
+    uint64_t need;              /* bytes to free at least */
+    uint64_t now;               /* tidal's logical clock now */
+    const tidal_resident_range *candidates;
+    size_t candidate_count;
+    const tidal_policy_system *system;
+} tidal_evict_request;
+
+typedef struct tidal_evict_plan {
+    size_t struct_size;
+    size_t *order;              /* core-owned, candidate_count entries: indices in eviction order */
+    size_t count;               /* out: entries of `order` filled; each index at most once */
+    char reason[128];
+} tidal_evict_plan;
+
+/* -------------------------------------------------------------------------------------
  * Hook table
  * ----------------------------------------------------------------------------------- */
 typedef struct tidal_policy_init_args {
@@ -178,6 +245,12 @@ typedef struct tidal_policy_hooks {
                                   tidal_placement *out);
     tidal_policy_verdict (*recover)(void *state, const tidal_error_event *event,
                                     tidal_recovery *out);
+    /* Appended after recover (read only when struct_size covers them). The core evicts the
+     * candidates in `order` until `need` bytes are free; too few is a TIDAL_ERROR_PLUGIN. */
+    tidal_policy_verdict (*plan_prefetch)(void *state, const tidal_prefetch_request *request,
+                                          tidal_prefetch_plan *out);
+    tidal_policy_verdict (*evict)(void *state, const tidal_evict_request *request,
+                                  tidal_evict_plan *out);
 } tidal_policy_hooks;
 
 /*! The plugin's one exported symbol.

@@ -164,6 +164,19 @@ TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_
  *  then. */
 TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr);
 
+/*! tidal_alloc_async() : as tidal_alloc, for work ordered on `stream` (a cudaStream_t /
+ *  hipStream_t, NULL = the default stream). The pool may hand out a block that was freed
+ *  with tidal_free_async on the same stream while work on it is still queued: the stream's
+ *  own order makes that safe, as with cudaMallocAsync. The memory may be used on `stream` at
+ *  once, and elsewhere once the caller has ordered that work after `stream`. */
+TIDAL_API tidal_status tidal_alloc_async(tidal_context *ctx, size_t size,
+                                         const tidal_alloc_desc *desc, void *stream, void **out);
+/*! tidal_free_async() : frees `ptr` once the work queued on `stream` so far has finished,
+ *  without waiting for it: until then only tidal_alloc_async on the same stream reuses the
+ *  block. Memory that does not come from a pool (pageable, [pool] enabled = false,
+ *  TIDAL_PLACEMENT_NO_POOL) is freed after synchronising `stream`. Errors as tidal_free. */
+TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *stream);
+
 /*! What tidal knows about one allocation. */
 typedef struct tidal_pointer_info {
     size_t struct_size;     /* sizeof(tidal_pointer_info), set by the caller */
@@ -218,14 +231,15 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
 TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
 
 /* =====================================================================================
- * Migration (explicit calls; access declarations arrive with the scheduler)
+ * Migration: explicit prefetch and advice, access declarations, budgets and eviction
  * =================================================================================== */
 #define TIDAL_LOCATION_NONE (-3) /* no location recorded, or not applicable to the kind */
 
 /*! tidal_prefetch() : makes [ptr, ptr+size) resident on `device` (an index) or on the host
  *  (TIDAL_DEVICE_HOST) and waits until it is. The range must lie inside one live allocation.
  *  Managed memory moves; memory of other kinds cannot move and stays where it is — the call
- *  succeeds and is counted as a no-op, so callers need not know the kind.
+ *  succeeds and is counted as a no-op, so callers need not know the kind. A move to a device
+ *  counts toward its budget and evicts first where needed, as tidal_declare does.
  *  @return UNKNOWN_POINTER (ptr not in a live allocation), INVALID_ARGUMENT (size 0, or the
  *  range runs past the allocation's end), NOT_FOUND (no such device), OUT_OF_MEMORY. */
 TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_t size, int32_t device);
@@ -252,6 +266,83 @@ typedef struct tidal_range_info {
  *  @return NOT_SUPPORTED for memory that is not managed, plus tidal_prefetch's errors. */
 TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size,
                                          tidal_range_info *info);
+
+/*! tidal_advise() : sets the TIDAL_ADVICE_* bits `set` and clears the bits `unset` on
+ *  [ptr, ptr+size) of one managed allocation (PREFERRED_DEVICE and ACCESSED_BY_DEVICE name
+ *  the allocation's device). The allocation remembers its advice: what is set when it is freed
+ *  is unset first (coarse-grain included), and a pooled block gets its new owner's advice.
+ *  Memory of other kinds takes no advice: the call succeeds as a counted no-op.
+ *  @return UNKNOWN_POINTER, INVALID_ARGUMENT (size 0, range past the allocation, unknown
+ *  bits, a bit both set and unset), NOT_SUPPORTED (COARSE_GRAIN off AMD), RUNTIME. */
+TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set,
+                                    uint32_t unset);
+
+/* Access declarations: what the work about to be queued on a stream will touch. */
+#define TIDAL_ACCESS_READ 0x1u       /* the work reads the range */
+#define TIDAL_ACCESS_WRITE 0x2u      /* the work writes the range */
+#define TIDAL_ACCESS_READ_WRITE 0x3u
+
+typedef struct tidal_access {
+    size_t struct_size; /* sizeof(tidal_access); the same in every element of one call */
+    const void *ptr;    /* inside a live tidal allocation */
+    size_t size;        /* > 0, not past the allocation's end */
+    int32_t device;     /* the device whose work touches it, or TIDAL_DEVICE_HOST */
+    uint32_t mode;      /* TIDAL_ACCESS_* */
+} tidal_access;
+#define TIDAL_ACCESS_INIT { sizeof(tidal_access), NULL, 0, 0, TIDAL_ACCESS_READ }
+
+/* tidal_declare flags. */
+#define TIDAL_DECLARE_LOOKAHEAD 0x1u /* for the stream's NEXT phase: start moving now, order nothing */
+#define TIDAL_DECLARE_FLAGS_ALL 0x1u
+
+/*! tidal_declare() : starts a phase of work on `stream`. The ranges of the stream's previous
+ *  phase stay protected from eviction until the stream has run everything queued before this
+ *  call. Managed ranges are made resident on their device on tidal's own migration streams
+ *  (in [migration] chunk_size pieces, adjacent ranges coalesced, as the policy plans), and
+ *  `stream` is made to wait for those migrations with events: the host never blocks. If a
+ *  device would go over its budget, the policy chooses ranges to evict first (ranges of
+ *  phases in flight and lookahead ranges are never chosen). With TIDAL_DECLARE_LOOKAHEAD the
+ *  ranges belong to the stream's next phase: their migration starts now while the current
+ *  phase runs, and the next plain tidal_declare naming them only waits for it. Memory that
+ *  cannot move (device, pinned) needs nothing and is counted. count 0 just ends the phase.
+ *  @return INVALID_ARGUMENT (bad access, flags, struct_size), UNKNOWN_POINTER, NOT_FOUND
+ *  (device), BUDGET_EXCEEDED (the ranges in flight alone exceed the budget; nothing of this
+ *  declaration was moved), PLUGIN, RUNTIME. */
+TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses,
+                                     size_t count, uint32_t flags);
+
+/*! tidal_budget_set() : limits the managed bytes tidal keeps resident on `device` ([migration]
+ *  budget in the configuration); 0 removes the limit. A lower budget takes effect at the next
+ *  declaration or prefetch, which evicts first. @return NOT_FOUND for a bad device. */
+TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes);
+
+/*! What the scheduler did on one device. */
+typedef struct tidal_migration_stats {
+    size_t struct_size;           /* sizeof(tidal_migration_stats) */
+    uint64_t budget;              /* 0 = no limit */
+    uint64_t resident_bytes;      /* managed bytes tidal made resident there and has not evicted */
+    uint64_t resident_high_water;
+    uint64_t protected_bytes;     /* of those, declared for work in flight or lookahead */
+    uint64_t declared_ranges;     /* ranges named by tidal_declare */
+    uint64_t migrated_bytes;      /* moved to the device by declarations and prefetches */
+    uint64_t resident_hits;       /* declared bytes already resident: nothing moved */
+    uint64_t migration_calls;     /* runtime prefetch calls issued (after chunking, coalescing) */
+    uint64_t noops;               /* declarations and prefetches of memory that cannot move */
+    uint64_t evictions;           /* ranges evicted */
+    uint64_t evicted_bytes;       /* moved back to the host by eviction */
+    uint64_t dropped_bytes;       /* evicted without a copy back (read-mostly duplicates) */
+    uint64_t budget_refusals;     /* declarations refused with BUDGET_EXCEEDED */
+} tidal_migration_stats;
+#define TIDAL_MIGRATION_STATS_INIT { sizeof(tidal_migration_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/*! tidal_migration_stats_get() : @return NOT_FOUND for a bad device. */
+TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device,
+                                                 tidal_migration_stats *stats);
+
+/*! tidal_clock() : seconds on the runtime's clock. GPU runtimes: the host's monotonic clock.
+ *  The simulated device: its simulated clock (what a host clock would read once everything
+ *  issued has finished), so one program times a GPU and predicts the same run on a profile. */
+TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds);
 
 /* =====================================================================================
  * Streams and copies
@@ -304,7 +395,8 @@ typedef enum tidal_check_kind {
     TIDAL_CHECK_COPY = 5,           /* target = source, vectorised device kernel */
     TIDAL_CHECK_TRIAD = 6,          /* target = source + scalar * source2, doubles */
     TIDAL_CHECK_ATOMIC_ADD = 7,     /* `seed` rounds of atomic +1 on each uint64 of target */
-    TIDAL_CHECK_RUNTIME_COPY = 8    /* target = source with the runtime's own memcpy (the baseline) */
+    TIDAL_CHECK_RUNTIME_COPY = 8,   /* target = source with the runtime's own memcpy (the baseline) */
+    TIDAL_CHECK_SPIN = 9            /* compute of known length: busy for `seed` nanoseconds, no memory */
 } tidal_check_kind;
 
 typedef struct tidal_check {
@@ -320,8 +412,10 @@ typedef struct tidal_check {
     uint32_t repeat;        /* run it this many times back to back (timing); 0 means 1 */
     uint64_t result;        /* out: PATTERN_VERIFY's mismatch count of the last run */
     double elapsed_ms;      /* out: device time of all runs, measured with runtime events */
+    void *stream;           /* the caller's stream to run on (it is synchronised before the
+                             * call returns), e.g. after tidal_declare; NULL = tidal's own */
 } tidal_check;
-#define TIDAL_CHECK_INIT { sizeof(tidal_check), TIDAL_CHECK_TOUCH_READ, 0, NULL, NULL, NULL, 0, 0, 0.0, 1u, 0, 0.0 }
+#define TIDAL_CHECK_INIT { sizeof(tidal_check), TIDAL_CHECK_TOUCH_READ, 0, NULL, NULL, NULL, 0, 0, 0.0, 1u, 0, 0.0, NULL }
 
 /*! tidal_check_run() : runs one validation kernel and waits for it. Pointers inside tidal
  *  allocations must not run past their allocation; other pointers are handed to the runtime as

@@ -22,10 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 11> kTopKeys = {
-    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool"};
+constexpr std::array<std::string_view, 12> kTopKeys = {
+    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration"};
 constexpr std::array<std::string_view, 3> kPoolKeys = {"enabled", "release_threshold", "growth"};
 constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
+constexpr std::array<std::string_view, 3> kMigrationKeys = {"budget", "chunk_size", "streams"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
 constexpr std::array<std::string_view, 6> kSimKeys = {"devices", "capacity", "page_size",
@@ -204,6 +205,23 @@ void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
         s.copy.threads = static_cast<uint32_t>(r.integer(*n, "copy.threads", 0, 256));
 }
 
+void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "migration");
+    r.require_known_keys(t, "migration", kMigrationKeys);
+    if (const toml::node *n = t.get("budget"))
+        s.migration.budget = r.size(*n, "migration.budget");
+    if (const toml::node *n = t.get("chunk_size")) {
+        s.migration.chunk_size = r.size(*n, "migration.chunk_size");
+        if (s.migration.chunk_size < 65536 || s.migration.chunk_size > (uint64_t{16} << 30) ||
+            s.migration.chunk_size % 65536 != 0)
+            r.fail(n->source(), "migration.chunk_size must be a multiple of 64 KiB between 64 KiB and 16 GiB",
+                   "64MiB suits most GPUs; smaller pieces migrate slower");
+    }
+    if (const toml::node *n = t.get("streams"))
+        s.migration.streams = static_cast<uint32_t>(r.integer(*n, "migration.streams", 1, 16));
+}
+
 void read_pool(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "pool");
@@ -282,6 +300,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
         read_copy(r, *n, s);
     if (const toml::node *n = doc.get("pool"))
         read_pool(r, *n, s);
+    if (const toml::node *n = doc.get("migration"))
+        read_migration(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else

@@ -92,6 +92,14 @@ void describe_pool(std::ostringstream &os, const PoolConfig &pool)
     os << "growth = " << pool.growth << "  # " << format_size(pool.growth) << "\n";
 }
 
+void describe_migration(std::ostringstream &os, const MigrationSettings &m)
+{
+    os << "\n[migration]\n";
+    os << "budget = " << m.budget << "  # " << (m.budget ? format_size(m.budget) : std::string("no limit")) << "\n";
+    os << "chunk_size = " << m.chunk_size << "  # " << format_size(m.chunk_size) << "\n";
+    os << "streams = " << m.streams << "\n";
+}
+
 void describe_sim(std::ostringstream &os, const SimSettings &sim)
 {
     const SimProfile &p = sim.profile;
@@ -172,6 +180,7 @@ std::string describe_settings(const Settings &s)
 
     describe_copy(os, s.copy);
     describe_pool(os, s.pool);
+    describe_migration(os, s.migration);
     describe_sim(os, s.sim);
     return os.str();
 }

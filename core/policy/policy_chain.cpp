@@ -1,5 +1,6 @@
 #include "policy/policy_chain.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <toml++/toml.h>
@@ -198,6 +199,99 @@ std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) con
         return Decision{out.placement, plugin->name().c_str()};
     }
     return std::nullopt; // the core's default is to give the error to the caller
+}
+
+PrefetchDecision PolicyChain::plan_prefetch(const tidal_prefetch_request &request) const
+{
+    for (const auto &plugin : plugins_) {
+        if (!plugin->can_plan_prefetch())
+            continue;
+        tidal_prefetch_plan out{};
+        out.struct_size = sizeof(out);
+        const int32_t verdict = raw(plugin->plan_prefetch(request, out));
+        out.reason[sizeof(out.reason) - 1] = '\0';
+        if (verdict == TIDAL_POLICY_DEFER)
+            continue;
+        const std::string who = fmt::format("policy '{}'", plugin->name());
+        if (verdict == TIDAL_POLICY_REFUSE)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("{} refused to plan the migration of {} bytes at {}: {}", who, request.size, request.ptr,
+                                    out.reason[0] ? out.reason : "no reason given"),
+                        "change the declaration or the policy's configuration");
+        const int32_t action = raw(out.action);
+        if (verdict != TIDAL_POLICY_DECIDED || (action != TIDAL_PREFETCH_MIGRATE && action != TIDAL_PREFETCH_SKIP))
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("{} answered an invalid prefetch plan (verdict {}, action {})", who, verdict, action),
+                        "plan_prefetch answers DEFER, REFUSE, or DECIDED with MIGRATE or SKIP");
+        if (out.advice_set & ~TIDAL_ADVICE_ALL)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("{} planned unknown advice bits {:#x}", who, out.advice_set & ~TIDAL_ADVICE_ALL),
+                        "use TIDAL_ADVICE_* bits");
+        if ((out.advice_set & TIDAL_ADVICE_PREFERRED_DEVICE) && (out.advice_set & TIDAL_ADVICE_PREFERRED_HOST))
+            throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} planned both preferred-device and preferred-host advice", who),
+                        "a range has one preferred location");
+        if (out.chunk_size != 0 && out.chunk_size % 4096 != 0)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("{} planned a chunk of {} bytes, not a multiple of 4 KiB", who, out.chunk_size),
+                        "use 0 for the configured chunk size, or whole pages");
+        return PrefetchDecision{out, plugin->name().c_str()};
+    }
+    tidal_prefetch_plan out{};
+    out.struct_size = sizeof(out);
+    out.action = TIDAL_PREFETCH_MIGRATE;
+    return PrefetchDecision{out, CoreDefaults::kName};
+}
+
+std::vector<size_t> PolicyChain::evict(const tidal_evict_request &request, const char **who_out) const
+{
+    std::vector<size_t> order(request.candidate_count);
+    for (const auto &plugin : plugins_) {
+        if (!plugin->can_evict())
+            continue;
+        tidal_evict_plan out{};
+        out.struct_size = sizeof(out);
+        out.order = order.data();
+        out.count = 0;
+        const int32_t verdict = raw(plugin->evict(request, out));
+        out.reason[sizeof(out.reason) - 1] = '\0';
+        if (verdict == TIDAL_POLICY_DEFER)
+            continue;
+        const std::string who = fmt::format("policy '{}'", plugin->name());
+        if (verdict == TIDAL_POLICY_REFUSE)
+            throw Error(TIDAL_ERROR_BUDGET_EXCEEDED,
+                        fmt::format("{} refused to evict on device {} ({} bytes needed): {}", who, request.device,
+                                    request.need, out.reason[0] ? out.reason : "no reason given"),
+                        "raise the budget or declare less at once");
+        if (verdict != TIDAL_POLICY_DECIDED || out.count > request.candidate_count)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("{} answered an invalid eviction plan (verdict {}, {} of {} candidates)", who,
+                                    verdict, out.count, request.candidate_count),
+                        "evict answers DEFER, REFUSE, or DECIDED with count <= candidate_count");
+        std::vector<bool> seen(request.candidate_count, false);
+        for (size_t i = 0; i < out.count; ++i) {
+            if (order[i] >= request.candidate_count || seen[order[i]])
+                throw Error(TIDAL_ERROR_PLUGIN,
+                            fmt::format("{} named candidate {} at position {} of its eviction order, which is {}", who,
+                                        order[i], i,
+                                        order[i] >= request.candidate_count ? "out of range" : "a repeat"),
+                            "name each candidate index at most once");
+            seen[order[i]] = true;
+        }
+        order.resize(out.count);
+        if (who_out)
+            *who_out = plugin->name().c_str();
+        return order;
+    }
+    // Least recently used first; among equals the larger range, so fewer calls free the need.
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const tidal_resident_range &x = request.candidates[a], &y = request.candidates[b];
+        return x.last_use != y.last_use ? x.last_use < y.last_use : x.size > y.size;
+    });
+    if (who_out)
+        *who_out = CoreDefaults::kName;
+    return order;
 }
 
 } // namespace tidal

@@ -13,6 +13,12 @@
 
 namespace tidal {
 
+// What the chain planned for one declared or prefetched managed range.
+struct PrefetchDecision {
+    tidal_prefetch_plan plan{};
+    const char *planned_by = ""; // instance name or "core"
+};
+
 struct Decision {
     tidal_placement placement{};
     const char *placed_by = ""; // the policy's instance name (owned by the chain), or "core"
@@ -28,6 +34,11 @@ public:
     Decision place(const tidal_place_request &request) const;
     // A validated retry placement, or nullopt when the chain says to fail.
     std::optional<Decision> recover(const tidal_error_event &event) const;
+    // A validated prefetch plan; the core's default migrates with the configured chunk size.
+    PrefetchDecision plan_prefetch(const tidal_prefetch_request &request) const;
+    // Candidate indices in eviction order, validated (in range, each at most once). The core's
+    // default is least recently used first. `who` gets the deciding policy's name.
+    std::vector<size_t> evict(const tidal_evict_request &request, const char **who) const;
 
     const std::vector<std::unique_ptr<PolicyPlugin>> &plugins() const noexcept { return plugins_; }
     static std::vector<std::filesystem::path> search_path(const Settings &settings, const std::string &name);

@@ -42,9 +42,11 @@ PolicyPlugin::PolicyPlugin(std::string instance_name, const std::filesystem::pat
                     fmt::format("{} chose policy ABI version {}, outside the offered 1..{}", who, abi_,
                                 TIDAL_POLICY_ABI_VERSION),
                     "the plugin must answer a version no higher than the core's offer");
-    if (!hooks_.place && !hooks_.recover)
-        throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} provides no decision hook (place or recover)", who),
-                    "set at least one of hooks->place, hooks->recover in the negotiation function");
+    if (!hooks_.place && !hooks_.recover && !hooks_.plan_prefetch && !hooks_.evict)
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("{} provides no decision hook (place, recover, plan_prefetch or evict)", who),
+                    "set at least one of hooks->place, ->recover, ->plan_prefetch, ->evict in the negotiation "
+                    "function");
 
     check_option_keys();
     options_->raise_if_errors(fmt::format("policy '{}'", name_));
@@ -109,6 +111,16 @@ tidal_policy_verdict PolicyPlugin::place(const tidal_place_request &request, tid
 tidal_policy_verdict PolicyPlugin::recover(const tidal_error_event &event, tidal_recovery &out) const
 {
     return hooks_.recover ? hooks_.recover(state_, &event, &out) : TIDAL_POLICY_DEFER;
+}
+
+tidal_policy_verdict PolicyPlugin::plan_prefetch(const tidal_prefetch_request &request, tidal_prefetch_plan &out) const
+{
+    return hooks_.plan_prefetch ? hooks_.plan_prefetch(state_, &request, &out) : TIDAL_POLICY_DEFER;
+}
+
+tidal_policy_verdict PolicyPlugin::evict(const tidal_evict_request &request, tidal_evict_plan &out) const
+{
+    return hooks_.evict ? hooks_.evict(state_, &request, &out) : TIDAL_POLICY_DEFER;
 }
 
 } // namespace tidal

@@ -33,6 +33,10 @@ public:
     bool can_recover() const noexcept { return hooks_.recover != nullptr; }
     tidal_policy_verdict place(const tidal_place_request &request, tidal_placement &out) const;
     tidal_policy_verdict recover(const tidal_error_event &event, tidal_recovery &out) const;
+    bool can_plan_prefetch() const noexcept { return hooks_.plan_prefetch != nullptr; }
+    bool can_evict() const noexcept { return hooks_.evict != nullptr; }
+    tidal_policy_verdict plan_prefetch(const tidal_prefetch_request &request, tidal_prefetch_plan &out) const;
+    tidal_policy_verdict evict(const tidal_evict_request &request, tidal_evict_plan &out) const;
 
 private:
     void check_option_keys();

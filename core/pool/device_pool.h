@@ -63,7 +63,7 @@ public:
     void deallocate(void *p, size_t size, size_t alignment = kBlockAlignment);
     // Gives a block back once the work enqueued on `stream` so far has finished; until then only
     // allocations on `stream` may reuse it. Throws tidal::Error (NOT_SUPPORTED without an
-    // EventOracle, or the oracle's error): the block then stays the caller's.
+    // EventOracle): the block then stays the caller's.
     void deallocate(void *p, size_t size, size_t alignment, StreamHandle stream);
 
     // Returns completed stream frees to the pool, asks every thread to flush its cache at its

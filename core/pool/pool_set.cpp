@@ -16,7 +16,11 @@ DevicePool &PoolSet::create(tidal_kind kind, int32_t device)
         return *p;
     Entry e;
     e.source = std::make_unique<RuntimeBlockSource>(runtime_, kind, device);
-    e.pool = std::make_unique<DevicePool>(*e.source, settings_);
+    // Host pools record their events on device 0: the streams a host block is freed on belong
+    // to some device, and a single-device process (the common case) has only that one.
+    if (events_)
+        e.oracle = std::make_unique<RuntimeEventOracle>(runtime_, *events_, device);
+    e.pool = std::make_unique<DevicePool>(*e.source, settings_, e.oracle.get());
     DevicePool *p = e.pool.get();
     entries_.push_back(std::move(e));
     slot(kind, device).store(p, std::memory_order_release);

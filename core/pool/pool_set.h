@@ -10,6 +10,7 @@
 
 #include "pool/device_pool.h"
 #include "pool/runtime_block_source.h"
+#include "pool/runtime_event_oracle.h"
 
 namespace tidal::pool {
 
@@ -17,7 +18,9 @@ class PoolSet {
 public:
     static constexpr int32_t kMaxDevices = 64;
 
-    PoolSet(Runtime &runtime, PoolSettings settings) : runtime_(runtime), settings_(settings) {}
+    // `events` (may be null: then pools refuse stream-ordered frees) must outlive the set.
+    PoolSet(Runtime &runtime, PoolSettings settings, EventPool *events = nullptr)
+        : runtime_(runtime), settings_(settings), events_(events) {}
     ~PoolSet();
     PoolSet(const PoolSet &) = delete;
     PoolSet &operator=(const PoolSet &) = delete;
@@ -40,7 +43,8 @@ public:
 private:
     struct Entry {
         std::unique_ptr<RuntimeBlockSource> source;
-        std::unique_ptr<DevicePool> pool; // declared after source: destroyed first
+        std::unique_ptr<RuntimeEventOracle> oracle;
+        std::unique_ptr<DevicePool> pool; // declared after source and oracle: destroyed first
     };
     std::atomic<DevicePool *> &slot(tidal_kind kind, int32_t device) noexcept
     {
@@ -50,6 +54,7 @@ private:
 
     Runtime &runtime_;
     PoolSettings settings_;
+    EventPool *events_;
     std::array<std::atomic<DevicePool *>, TIDAL_KIND_COUNT * kMaxDevices> slots_{};
     std::mutex mutex_;
     std::vector<Entry> entries_;

@@ -2,19 +2,55 @@
 
 namespace tidal::pool {
 
+// Blocks sealed together share one token: the oracle retires it with the last of them.
+void StreamOrderedFree::release_token(const Held &h) noexcept
+{
+    if (!h.sealed)
+        return;
+    const auto found = token_refs_.find(h.token);
+    if (found == token_refs_.end() || --found->second == 0) {
+        if (found != token_refs_.end())
+            token_refs_.erase(found);
+        oracle_.retire(h.token);
+    }
+}
+
+void StreamOrderedFree::seal(StreamHandle stream, std::deque<Held> &queue)
+{
+    if (queue.empty() || queue.back().sealed)
+        return; // unsealed blocks are always the newest
+    EventOracle::Token token = 0;
+    try {
+        token = oracle_.record(stream);
+    } catch (...) {
+        return; // held until a later record succeeds
+    }
+    uint32_t covered = 0;
+    for (auto it = queue.rbegin(); it != queue.rend() && !it->sealed; ++it) {
+        it->token = token;
+        it->sealed = true;
+        ++covered;
+    }
+    try {
+        token_refs_[token] = covered;
+    } catch (...) {
+        // No host memory for the count: each block then retires the token on its own, which
+        // the oracle tolerates only once -- so undo the seal and try again later.
+        for (auto it = queue.rbegin(); it != queue.rend() && covered > 0; ++it, --covered)
+            it->sealed = false;
+        oracle_.retire(token);
+    }
+}
+
 StreamOrderedFree::StreamOrderedFree(EventOracle &oracle) : oracle_(oracle) {}
 
 StreamOrderedFree::~StreamOrderedFree() { drain(); }
 
 void StreamOrderedFree::hold(const PooledBlock &block, StreamHandle stream)
 {
-    const EventOracle::Token token = oracle_.record(stream);
-    try {
+    {
         std::lock_guard lock(mutex_);
-        held_[stream].push_back(Held{block, token});
-    } catch (...) {
-        oracle_.retire(token);
-        throw;
+        held_[stream].push_back(Held{block, 0, false});
     }
     count_.fetch_add(1, std::memory_order_relaxed);
     bytes_.fetch_add(block.bytes, std::memory_order_relaxed);
@@ -32,7 +68,7 @@ std::optional<PooledBlock> StreamOrderedFree::take(StreamHandle stream, const Po
             continue;
         const Held h = *it;
         queue.erase(std::next(it).base());
-        oracle_.retire(h.token);
+        release_token(h);
         count_.fetch_sub(1, std::memory_order_relaxed);
         bytes_.fetch_sub(h.block.bytes, std::memory_order_relaxed);
         return h.block;
@@ -46,9 +82,10 @@ std::vector<PooledBlock> StreamOrderedFree::collect()
     std::lock_guard lock(mutex_);
     for (auto it = held_.begin(); it != held_.end();) {
         std::deque<Held> &queue = it->second;
-        while (!queue.empty() && oracle_.complete(queue.front().token)) {
+        seal(it->first, queue);
+        while (!queue.empty() && queue.front().sealed && oracle_.complete(queue.front().token)) {
             done.push_back(queue.front().block);
-            oracle_.retire(queue.front().token);
+            release_token(queue.front());
             bytes_.fetch_sub(queue.front().block.bytes, std::memory_order_relaxed);
             count_.fetch_sub(1, std::memory_order_relaxed);
             queue.pop_front();
@@ -70,9 +107,10 @@ std::vector<PooledBlock> StreamOrderedFree::drain() noexcept
                 // Host out of memory at teardown: the block's memory still goes upstream with
                 // its slab or chunk; only the accounting misses it.
             }
-            oracle_.retire(h.token);
+            release_token(h);
         }
     held_.clear();
+    token_refs_.clear();
     count_.store(0, std::memory_order_relaxed);
     bytes_.store(0, std::memory_order_relaxed);
     return all;

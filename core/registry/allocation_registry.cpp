@@ -52,6 +52,18 @@ std::optional<AllocationRecord> AllocationRegistry::find(const void *p) const
     return find_interior(a);
 }
 
+bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
+{
+    const uintptr_t a = addr(base);
+    Shard &s = shards_[shard_of(a)];
+    std::lock_guard lock(s.mutex);
+    auto it = s.live.find(a);
+    if (it == s.live.end())
+        return false;
+    it->second.advice = advice;
+    return true;
+}
+
 AllocationRegistry::Removal AllocationRegistry::remove(const void *p, AllocationRecord *out)
 {
     const uintptr_t a = addr(p);

@@ -30,6 +30,8 @@ public:
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
     Removal remove(const void *p, AllocationRecord *out);
+    // Sets the advice of the live allocation whose base is `base`; false when there is none.
+    bool set_advice(const void *base, uint32_t advice);
     // Removes and returns every live allocation (context teardown).
     std::vector<AllocationRecord> drain();
     size_t live_count() const;

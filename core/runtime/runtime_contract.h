@@ -163,6 +163,17 @@ typedef struct tidal_rt_ops {
                         double scalar, size_t size, void *stream);
     int (*kernel_atomic_add)(void *rt, int32_t device, uint64_t *counters, size_t count,
                              uint32_t iterations, void *stream);
+
+    /* Appended after the kernels; all optional.
+     *  event_query:  *complete = 1 once all work recorded before the event has finished, else
+     *                0; never blocks. The pools and the migration scheduler poll with it.
+     *  kernel_spin:  a kernel busy for `ns` nanoseconds of wall time that touches no memory
+     *                (compute of known length, for overlap benchmarks).
+     *  clock:        seconds on the runtime's own clock; NULL means the host's monotonic clock.
+     *                The simulated device answers its simulated clock. */
+    int (*event_query)(void *rt, void *event, int32_t *complete);
+    int (*kernel_spin)(void *rt, int32_t device, uint64_t ns, void *stream);
+    int (*clock)(void *rt, double *seconds);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -40,10 +40,17 @@ void CheckRunner::check_operand(const void *p, size_t size, const char *name) co
 
 void CheckRunner::validate(const tidal_check &c) const
 {
-    if (c.kind < TIDAL_CHECK_TOUCH_READ || c.kind > TIDAL_CHECK_RUNTIME_COPY)
+    if (c.kind < TIDAL_CHECK_TOUCH_READ || c.kind > TIDAL_CHECK_SPIN)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check kind {} is not a tidal_check_kind", static_cast<int>(c.kind)),
                     "use TIDAL_CHECK_* values");
     runtime_.require_device(c.device);
+    if (c.kind == TIDAL_CHECK_SPIN) {
+        constexpr uint64_t kMaxSpinNs = uint64_t{60} * 1000000000u;
+        if (c.seed > kMaxSpinNs)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("spin of {} ns is longer than a minute", c.seed),
+                        "spin kernels are for compute of known, short length");
+        return; // touches no memory: no operands to check
+    }
     if (c.size == 0 || c.size % 8 != 0)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check size {} is not a positive multiple of 8", c.size),
                     "validation kernels work on 64-bit words");
@@ -106,6 +113,8 @@ int CheckRunner::launch(const tidal_check &c, void *stream, uint64_t *mismatches
                                      : missing("atomics");
     case TIDAL_CHECK_RUNTIME_COPY:
         return ops.memcpy ? ops.memcpy(rt, c.target, c.source, c.size, stream) : missing("memcpy");
+    case TIDAL_CHECK_SPIN:
+        return ops.kernel_spin ? ops.kernel_spin(rt, c.device, c.seed, stream) : missing("spin");
     }
     return missing("such");
 }
@@ -122,13 +131,16 @@ void CheckRunner::run(tidal_check &c)
         return fmt::format("validation kernel {} on device {} ({} bytes)", static_cast<int>(c.kind), c.device, c.size);
     };
     uint64_t mismatches = 0;
+    // The caller's stream (after tidal_declare, say) when given: the kernel then runs after
+    // whatever that stream waits for.
+    void *stream = c.stream ? c.stream : l.stream;
     if (l.stream)
-        runtime_.check(ops.event_record(rt, l.start, l.stream), "recording a timing event");
+        runtime_.check(ops.event_record(rt, l.start, stream), "recording a timing event");
     for (uint32_t i = 0; i < repeat; ++i)
-        runtime_.check(launch(c, l.stream, &mismatches), what);
+        runtime_.check(launch(c, stream, &mismatches), what);
     c.elapsed_ms = 0.0;
     if (l.stream) {
-        runtime_.check(ops.event_record(rt, l.end, l.stream), "recording a timing event");
+        runtime_.check(ops.event_record(rt, l.end, stream), "recording a timing event");
         runtime_.check(ops.event_synchronize(rt, l.end), what);
         float ms = 0.0f;
         runtime_.check(ops.event_elapsed_ms(rt, l.start, l.end, &ms), "reading a timing event");

@@ -23,6 +23,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "bad-device", "decides device 77",
-                               NULL, NULL, NULL, place, NULL};
+                               NULL, NULL, NULL, place, NULL, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

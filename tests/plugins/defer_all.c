@@ -27,6 +27,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "defer-all", "defers every decision",
-                               NULL, NULL, NULL, place, recover};
+                               NULL, NULL, NULL, place, recover, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

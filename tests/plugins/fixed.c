@@ -87,6 +87,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "fixed", "places everything as one configured kind",
-                               option_keys, init, fini, place, NULL};
+                               option_keys, init, fini, place, NULL, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

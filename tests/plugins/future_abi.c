@@ -26,7 +26,7 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
         return TIDAL_ERROR_NOT_SUPPORTED;
     }
     tidal_policy_hooks mine = {sizeof mine, "future-abi", "needs policy ABI 2",
-                               NULL, NULL, NULL, place, NULL};
+                               NULL, NULL, NULL, place, NULL, NULL, NULL};
     *chosen_abi = FUTURE_ABI_MINIMUM;
     hook_table_fill(hooks, &mine);
     return TIDAL_OK;

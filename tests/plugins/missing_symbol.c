@@ -19,6 +19,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negociate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "missing-symbol", "exports a misspelt entry point",
-                               NULL, NULL, NULL, place, NULL};
+                               NULL, NULL, NULL, place, NULL, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

@@ -24,6 +24,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
 {
     /* init and fini but nothing that decides. */
     tidal_policy_hooks mine = {sizeof mine, "no-hooks", "has no decision hook",
-                               NULL, init, fini, NULL, NULL};
+                               NULL, init, fini, NULL, NULL, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

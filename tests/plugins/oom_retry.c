@@ -26,6 +26,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "oom-retry", "retries out-of-memory as pinned",
-                               NULL, NULL, NULL, NULL, recover};
+                               NULL, NULL, NULL, NULL, recover, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

@@ -68,6 +68,7 @@ int event_record(void *rt, void *event, void *stream) noexcept;
 int stream_wait_event(void *rt, void *stream, void *event) noexcept;
 int event_synchronize(void *rt, void *event) noexcept;
 int event_elapsed_ms(void *rt, void *start, void *end, float *ms) noexcept;
+int event_query(void *rt, void *event, int32_t *complete) noexcept;
 int device_synchronize(void *rt, int32_t device) noexcept;
 
 /* kernels.cpp (only when the validation kernels were built with nvcc) */
@@ -79,6 +80,7 @@ int kernel_pattern_check(void *rt, int32_t device, const void *ptr, size_t size,
 int kernel_copy(void *rt, int32_t device, void *dst, const void *src, size_t size, void *stream) noexcept;
 int kernel_triad(void *rt, int32_t device, double *a, const double *b, const double *c, double scalar,
                  size_t size, void *stream) noexcept;
+int kernel_spin(void *rt, int32_t device, uint64_t ns, void *stream) noexcept;
 int kernel_atomic_add(void *rt, int32_t device, uint64_t *counters, size_t count, uint32_t iterations,
                       void *stream) noexcept;
 

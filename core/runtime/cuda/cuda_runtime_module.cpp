@@ -47,6 +47,7 @@ constexpr tidal_rt_ops make_ops()
     ops.event_synchronize = event_synchronize;
     ops.event_elapsed_ms = event_elapsed_ms;
     ops.device_synchronize = device_synchronize;
+    ops.event_query = event_query;
 
 #if defined(TIDAL_HAVE_CUDA_KERNELS)
     ops.kernel_touch = kernel_touch;
@@ -55,6 +56,7 @@ constexpr tidal_rt_ops make_ops()
     ops.kernel_copy = kernel_copy;
     ops.kernel_triad = kernel_triad;
     ops.kernel_atomic_add = kernel_atomic_add;
+    ops.kernel_spin = kernel_spin;
 #endif
     return ops;
 }

@@ -57,4 +57,12 @@ int kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t count, 
     return settle(static_cast<cudaError_t>(tidal_kernel_atomic_add(counters, count, iterations, stream)));
 }
 
+int kernel_spin(void *, int32_t device, uint64_t ns, void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_spin(ns, stream)));
+}
+
 } // namespace tidal::cuda

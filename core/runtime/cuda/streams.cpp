@@ -63,6 +63,19 @@ int event_synchronize(void *, void *event) noexcept
     return settle(cudaEventSynchronize(as_event(event)));
 }
 
+int event_query(void *, void *event, int32_t *complete) noexcept
+{
+    const cudaError_t status = cudaEventQuery(as_event(event));
+    if (status == cudaErrorNotReady) {
+        *complete = 0;
+        return static_cast<int>(cudaSuccess);
+    }
+    if (status != cudaSuccess)
+        return settle(status);
+    *complete = 1;
+    return static_cast<int>(cudaSuccess);
+}
+
 int event_elapsed_ms(void *, void *start, void *end, float *ms) noexcept
 {
     float elapsed = 0.0f;

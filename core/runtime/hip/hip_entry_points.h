@@ -45,6 +45,7 @@ int rt_event_record(void *rt, void *event, void *stream) noexcept;
 int rt_stream_wait_event(void *rt, void *stream, void *event) noexcept;
 int rt_event_synchronize(void *rt, void *event) noexcept;
 int rt_event_elapsed_ms(void *rt, void *start, void *end, float *ms) noexcept;
+int rt_event_query(void *rt, void *event, int32_t *complete) noexcept;
 
 // hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
 // (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.
@@ -59,6 +60,7 @@ int rt_kernel_copy(void *rt, int32_t device, void *dst, const void *src, size_t 
                    void *stream) noexcept;
 int rt_kernel_triad(void *rt, int32_t device, double *a, const double *b, const double *c,
                     double scalar, size_t size, void *stream) noexcept;
+int rt_kernel_spin(void *rt, int32_t device, uint64_t ns, void *stream) noexcept;
 int rt_kernel_atomic_add(void *rt, int32_t device, uint64_t *counters, size_t count,
                          uint32_t iterations, void *stream) noexcept;
 #endif

@@ -67,4 +67,9 @@ int rt_kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t coun
     });
 }
 
+int rt_kernel_spin(void *, int32_t device, uint64_t ns, void *stream) noexcept
+{
+    return on_device(device, [&] { return tidal_kernel_spin(ns, stream); });
+}
+
 } // namespace tidal::hip

@@ -105,6 +105,9 @@ constexpr tidal_rt_ops kHipOps = {
     .kernel_copy = rt_kernel_copy,
     .kernel_triad = rt_kernel_triad,
     .kernel_atomic_add = rt_kernel_atomic_add,
+    .event_query = rt_event_query,
+    .kernel_spin = rt_kernel_spin,
+    .clock = nullptr,
 #else
     // No hipcc-built kernels in this build: the core reports TIDAL_ERROR_NOT_SUPPORTED.
     .kernel_touch = nullptr,
@@ -113,6 +116,9 @@ constexpr tidal_rt_ops kHipOps = {
     .kernel_copy = nullptr,
     .kernel_triad = nullptr,
     .kernel_atomic_add = nullptr,
+    .event_query = rt_event_query,
+    .kernel_spin = nullptr,
+    .clock = nullptr,
 #endif
 };
 

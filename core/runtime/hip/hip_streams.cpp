@@ -76,6 +76,20 @@ int rt_event_synchronize(void *, void *event) noexcept
     return guarded([&] { return hipEventSynchronize(as_event(event)); });
 }
 
+int rt_event_query(void *, void *event, int32_t *complete) noexcept
+{
+    return guarded([&] {
+        const hipError_t rc = hipEventQuery(as_event(event));
+        if (rc == hipErrorNotReady) {
+            *complete = 0;
+            return hipSuccess;
+        }
+        if (rc == hipSuccess)
+            *complete = 1;
+        return rc;
+    });
+}
+
 int rt_event_elapsed_ms(void *, void *start, void *end, float *ms) noexcept
 {
     return guarded([&] {

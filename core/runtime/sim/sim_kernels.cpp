@@ -243,6 +243,16 @@ int SimRuntime::kernel_triad(int32_t device, double *a, const double *b, const d
                       });
 }
 
+int SimRuntime::kernel_spin(int32_t device, uint64_t ns, void *stream)
+{
+    std::lock_guard lock(mutex_);
+    SimStream *s = nullptr;
+    if (int e = kernel_prologue(device, stream, true, &s))
+        return e;
+    clock_.run(s, cost_.kernel_launch() + static_cast<double>(ns) * 1e-9);
+    return kSuccess;
+}
+
 int SimRuntime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t count,
                                   uint32_t iterations, void *stream)
 {

@@ -136,6 +136,21 @@ int op_event_elapsed_ms(void *rt, void *start, void *end, float *ms)
 {
     return guarded([&] { return self(rt).event_elapsed_ms(start, end, ms); });
 }
+int op_event_query(void *rt, void *event, int32_t *complete)
+{
+    return guarded([&] { return self(rt).event_query(event, complete); });
+}
+int op_kernel_spin(void *rt, int32_t device, uint64_t ns, void *stream)
+{
+    return guarded([&] { return self(rt).kernel_spin(device, ns, stream); });
+}
+int op_clock(void *rt, double *seconds)
+{
+    return guarded([&] {
+        *seconds = self(rt).clock_seconds();
+        return kSuccess;
+    });
+}
 int op_device_synchronize(void *rt, int32_t device)
 {
     return guarded([&] { return self(rt).device_synchronize(device); });
@@ -212,6 +227,9 @@ const tidal_rt_ops kSimOps = {
     .kernel_copy = op_kernel_copy,
     .kernel_triad = op_kernel_triad,
     .kernel_atomic_add = op_kernel_atomic_add,
+    .event_query = op_event_query,
+    .kernel_spin = op_kernel_spin,
+    .clock = op_clock,
 };
 
 } // namespace

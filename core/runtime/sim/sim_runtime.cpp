@@ -732,6 +732,18 @@ int SimRuntime::event_synchronize(void *event)
     return kSuccess;
 }
 
+int SimRuntime::event_query(void *event, int32_t *complete)
+{
+    if (complete == nullptr)
+        return kInvalidValue;
+    std::lock_guard lock(mutex_);
+    SimEvent *e = nullptr;
+    if (int rc = lookup_event(event, &e))
+        return rc;
+    *complete = 1;
+    return kSuccess;
+}
+
 int SimRuntime::event_elapsed_ms(void *start, void *end, float *ms) const
 {
     if (ms == nullptr)

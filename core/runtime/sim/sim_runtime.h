@@ -95,6 +95,8 @@ public:
     int event_record(void *event, void *stream);
     int stream_wait_event(void *stream, void *event);
     int event_synchronize(void *event);
+    // Work runs when it is issued: an event is complete once recorded (or never recorded).
+    int event_query(void *event, int32_t *complete);
     int event_elapsed_ms(void *start, void *end, float *ms) const;
     int device_synchronize(int32_t device);
     int kernel_touch(int32_t device, void *ptr, size_t size, int32_t write, void *stream);
@@ -104,6 +106,8 @@ public:
     int kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream);
     int kernel_triad(int32_t device, double *a, const double *b, const double *c, double scalar,
                      size_t size, void *stream);
+    // Compute of known length: `ns` of simulated time on the stream, no memory traffic.
+    int kernel_spin(int32_t device, uint64_t ns, void *stream);
     int kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations,
                           void *stream);
 

@@ -1,0 +1,627 @@
+#include "migration/migration_scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "log/logger.h"
+#include "status/error.h"
+
+namespace tidal {
+
+struct MigrationScheduler::Batch {
+    EventPool &pool;
+    const tidal_rt_ops &ops;
+    void *rt;
+    int32_t device;
+    void *event;
+    bool done = false;
+
+    Batch(EventPool &p, const tidal_rt_ops &o, void *r, int32_t d, void *e) : pool(p), ops(o), rt(r), device(d), event(e) {}
+    ~Batch() { pool.release(device, event); }
+    Batch(const Batch &) = delete;
+    Batch &operator=(const Batch &) = delete;
+
+    bool complete()
+    {
+        if (!done)
+            done = pool.pollable() && pool.complete(event);
+        return done;
+    }
+};
+
+namespace {
+
+constexpr uint32_t kAdviceBits[] = {TIDAL_ADVICE_READ_MOSTLY, TIDAL_ADVICE_PREFERRED_DEVICE, TIDAL_ADVICE_PREFERRED_HOST,
+                                    TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_ADVICE_COARSE_GRAIN};
+
+std::string where(int32_t device)
+{
+    return device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device);
+}
+
+} // namespace
+
+MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, const PolicyChain &chain,
+                                       const tidal_policy_system *system, const MigrationSettings &settings)
+    : runtime_(runtime), events_(events), chain_(chain), system_(system), settings_(settings)
+{
+    devices_.resize(static_cast<size_t>(std::max(runtime.device_count(), 0)));
+    for (DeviceState &d : devices_) {
+        d.budget = settings_.budget;
+        d.stats.struct_size = sizeof(d.stats);
+    }
+}
+
+MigrationScheduler::~MigrationScheduler()
+{
+    const tidal_rt_ops &ops = runtime_.ops();
+    for (auto &[stream, phases] : phases_)
+        for (Closing &c : phases.closing)
+            events_.release(c.device, c.event);
+    phases_.clear();
+    units_.clear(); // gives the batches' events back
+    for (DeviceState &d : devices_)
+        for (void *s : d.streams) {
+            if (ops.stream_synchronize)
+                ops.stream_synchronize(runtime_.instance(), s);
+            if (ops.stream_destroy)
+                ops.stream_destroy(runtime_.instance(), s);
+        }
+}
+
+MigrationScheduler::DeviceState &MigrationScheduler::device(int32_t d)
+{
+    runtime_.require_device(d);
+    return devices_[static_cast<size_t>(d)];
+}
+
+void *MigrationScheduler::migration_stream(int32_t d)
+{
+    DeviceState &ds = device(d);
+    if (ds.streams.size() < settings_.streams) {
+        const tidal_rt_ops &ops = runtime_.ops();
+        if (!ops.stream_create)
+            throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no streams", runtime_.name()));
+        void *s = nullptr;
+        runtime_.check(ops.stream_create(runtime_.instance(), d, &s),
+                       [&] { return fmt::format("creating a migration stream on device {}", d); });
+        ds.streams.push_back(s);
+        return s;
+    }
+    void *s = ds.streams[ds.next_stream % ds.streams.size()];
+    ++ds.next_stream;
+    return s;
+}
+
+MigrationScheduler::Unit *MigrationScheduler::find(const UnitRef &ref)
+{
+    auto it = units_.find(ref.start);
+    return it != units_.end() && it->second.id == ref.id ? &it->second : nullptr;
+}
+
+void MigrationScheduler::unprotect(const std::vector<UnitRef> &refs) noexcept
+{
+    for (const UnitRef &r : refs)
+        if (Unit *u = find(r); u && u->protect > 0)
+            --u->protect;
+}
+
+void MigrationScheduler::reap_closing(bool wait_oldest)
+{
+    const tidal_rt_ops &ops = runtime_.ops();
+    for (auto &[stream, phases] : phases_) {
+        while (!phases.closing.empty()) {
+            Closing &c = phases.closing.front();
+            if (!(events_.pollable() && events_.complete(c.event))) {
+                if (!wait_oldest)
+                    break;
+                runtime_.check(ops.event_synchronize(runtime_.instance(), c.event),
+                               "waiting for a stream's declared work to finish");
+                wait_oldest = false; // one phase at a time: the caller re-checks the budget
+            }
+            unprotect(c.units);
+            events_.release(c.device, c.event);
+            phases.closing.pop_front();
+        }
+    }
+}
+
+void MigrationScheduler::close_phase(void *stream, StreamPhases &phases, int32_t device)
+{
+    if (!phases.current.empty()) {
+        void *event = events_.acquire(device);
+        const int rc = runtime_.ops().event_record(runtime_.instance(), event, stream);
+        if (rc != 0) {
+            events_.release(device, event);
+            runtime_.check(rc, "recording the end of a stream's phase");
+        }
+        try {
+            phases.closing.push_back(Closing{event, device, std::move(phases.current)});
+        } catch (...) {
+            events_.release(device, event);
+            throw;
+        }
+    }
+    phases.current = std::move(phases.lookahead);
+    phases.lookahead.clear();
+}
+
+std::vector<MigrationScheduler::Need> MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
+{
+    std::vector<Need> needs;
+    std::unordered_map<uintptr_t, size_t> seen; // unit start -> index in needs
+    const uint64_t chunk = settings_.chunk_size;
+    for (const DeclaredRange &r : ranges) {
+        if (r.device == TIDAL_DEVICE_HOST)
+            continue;
+        DeviceState &ds = device(r.device);
+        ++ds.stats.declared_ranges;
+        tidal_prefetch_request req{};
+        req.struct_size = sizeof(req);
+        req.ptr = r.ptr;
+        req.size = r.size;
+        req.device = r.device;
+        req.mode = r.mode;
+        req.lookahead = lookahead ? 1 : 0;
+        req.kind = r.owner.kind;
+        req.alloc_device = r.owner.device;
+        req.hints = r.owner.hints;
+        req.advice = r.owner.advice;
+        req.chunk_size = chunk;
+        req.system = system_;
+        const PrefetchDecision decision = chain_.plan_prefetch(req);
+        if (decision.plan.action == TIDAL_PREFETCH_SKIP)
+            continue;
+        const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
+        const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
+        for (uint64_t i = lo / chunk; i * chunk < hi; ++i) {
+            const uintptr_t start = base + i * chunk;
+            const size_t size = static_cast<size_t>(std::min<uint64_t>(chunk, r.owner.size - i * chunk));
+            if (auto s = seen.find(start); s != seen.end()) {
+                needs[s->second].advice_set |= decision.plan.advice_set;
+                continue;
+            }
+            auto it = units_.find(start);
+            const bool resident = it != units_.end() && it->second.device == r.device;
+            seen.emplace(start, needs.size());
+            needs.push_back(Need{start, size, &r, decision.plan.chunk_size, decision.plan.advice_set, !resident});
+        }
+    }
+    return needs;
+}
+
+void MigrationScheduler::make_room(int32_t d, uint64_t incoming, const std::vector<uintptr_t> &keep)
+{
+    DeviceState &ds = device(d);
+    for (;;) {
+        if (ds.budget == 0 || ds.resident + incoming <= ds.budget)
+            return;
+        const uint64_t need = ds.resident + incoming - ds.budget;
+        std::vector<uintptr_t> starts;
+        std::vector<tidal_resident_range> candidates;
+        uint64_t available = 0, protected_bytes = 0;
+        for (auto &[start, u] : units_) {
+            if (u.device != d)
+                continue;
+            if (u.protect > 0 || std::binary_search(keep.begin(), keep.end(), start)) {
+                protected_bytes += u.size;
+                continue;
+            }
+            tidal_resident_range c{};
+            c.struct_size = sizeof(c);
+            c.ptr = reinterpret_cast<const void *>(start);
+            c.size = u.size;
+            c.last_use = u.last_use;
+            c.uses = u.uses;
+            c.mode = u.mode;
+            c.hints = u.hints;
+            c.advice = u.advice;
+            c.tag = u.tag.c_str();
+            candidates.push_back(c);
+            starts.push_back(start);
+            available += u.size;
+        }
+        if (available < need) {
+            bool any_closing = false;
+            for (auto &[stream, phases] : phases_)
+                any_closing = any_closing || !phases.closing.empty();
+            if (any_closing) {
+                reap_closing(true); // wait for finished work to unprotect its ranges, then retry
+                continue;
+            }
+            ++ds.stats.budget_refusals;
+            throw Error(TIDAL_ERROR_BUDGET_EXCEEDED,
+                        fmt::format("device {} cannot take {} more bytes under its budget of {}: {} bytes are resident, "
+                                    "{} of them protected by work in flight or lookahead, and only {} can be evicted",
+                                    d, incoming, ds.budget, ds.resident, protected_bytes, available),
+                        "raise the budget ([migration] budget or tidal_budget_set), declare less per phase, or end "
+                        "phases (tidal_declare with count 0) once their work is queued");
+        }
+        tidal_evict_request req{};
+        req.struct_size = sizeof(req);
+        req.device = d;
+        req.budget = ds.budget;
+        req.resident = ds.resident;
+        req.need = need;
+        req.now = clock_;
+        req.candidates = candidates.data();
+        req.candidate_count = candidates.size();
+        req.system = system_;
+        const char *who = "core";
+        const std::vector<size_t> order = chain_.evict(req, &who);
+        uint64_t freed = 0;
+        for (size_t i = 0; i < order.size() && freed < need; ++i) {
+            Unit &u = units_.at(starts[order[i]]);
+            freed += u.size;
+            evict_unit(starts[order[i]], u);
+        }
+        if (freed < need)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("policy '{}' chose ranges of {} bytes to evict on device {}, {} were needed", who,
+                                    freed, d, need),
+                        "an eviction plan must name candidates until `need` bytes are covered");
+        return;
+    }
+}
+
+void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
+{
+    const int32_t d = u.device;
+    DeviceState &ds = device(d);
+    const void *ptr = reinterpret_cast<const void *>(start);
+    const tidal_rt_ops &ops = runtime_.ops();
+    // Read-only data with read-mostly advice has a valid host copy: collapsing the duplicates
+    // onto the host (preferred location host, then unset read-mostly) drops the device copy
+    // with no copy back. Written data must travel back (~10 GB/s on the H200).
+    const bool clean = !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) && ops.advise;
+    if (clean) {
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, d);
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, d);
+        if (u.advice & TIDAL_ADVICE_PREFERRED_DEVICE)
+            runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, u.alloc_device);
+        else if (!(u.advice & TIDAL_ADVICE_PREFERRED_HOST))
+            runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, d);
+        ds.stats.dropped_bytes += u.size;
+    } else {
+        void *ms = migration_stream(d);
+        runtime_.check(ops.prefetch(runtime_.instance(), ptr, u.size, TIDAL_RT_LOCATION_HOST, ms),
+                       [&] { return fmt::format("evicting {} bytes at {} from device {}", u.size, ptr, d); });
+        ds.stats.evicted_bytes += u.size;
+    }
+    ++ds.stats.evictions;
+    ds.resident -= u.size;
+    u.device = -1;
+    u.mode = 0;
+    u.ready.reset();
+}
+
+MigrationScheduler::Unit &MigrationScheduler::adopt(uintptr_t start, size_t size, const DeclaredRange &range)
+{
+    auto [it, inserted] = units_.try_emplace(start);
+    Unit &u = it->second;
+    if (inserted) {
+        u.id = next_id_++;
+        u.alloc_base = reinterpret_cast<uintptr_t>(range.owner.base);
+        u.size = size;
+        u.hints = range.owner.hints;
+        u.advice = range.owner.advice;
+        u.alloc_device = range.owner.runtime_device;
+        u.tag = range.owner.tag;
+        tracked_.store(units_.size(), std::memory_order_relaxed);
+    }
+    if (u.device != range.device) {
+        if (u.device >= 0)
+            devices_[static_cast<size_t>(u.device)].resident -= u.size;
+        u.device = range.device;
+        DeviceState &ds = device(range.device);
+        ds.resident += u.size;
+        ds.stats.resident_high_water = std::max(ds.stats.resident_high_water, ds.resident);
+        u.mode = 0;
+    }
+    return u;
+}
+
+void MigrationScheduler::apply_advice(Unit &u, uintptr_t start, uint32_t bits)
+{
+    bits &= ~u.advice;
+    if (!bits)
+        return;
+    const void *ptr = reinterpret_cast<const void *>(start);
+    if (bits & TIDAL_ADVICE_READ_MOSTLY)
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, u.alloc_device);
+    if (bits & TIDAL_ADVICE_PREFERRED_DEVICE)
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, u.alloc_device);
+    if (bits & TIDAL_ADVICE_PREFERRED_HOST)
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
+    if (bits & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, u.alloc_device);
+    if (bits & TIDAL_ADVICE_COARSE_GRAIN)
+        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, u.alloc_device);
+    u.advice |= bits;
+    u.applied |= bits;
+}
+
+void MigrationScheduler::move_in(int32_t d, std::vector<Need> &needs, bool lookahead, void *caller_stream)
+{
+    DeviceState &ds = device(d);
+    const tidal_rt_ops &ops = runtime_.ops();
+    std::sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.start < b.start; });
+    // Runs of adjacent units of one allocation become one runtime call each (up to the plan's
+    // call limit): fewer, larger prefetches run closer to the bus rate.
+    std::vector<std::pair<void *, std::shared_ptr<Batch>>> batches; // per migration stream used
+    auto batch_for = [&](void *ms) -> std::shared_ptr<Batch> & {
+        for (auto &b : batches)
+            if (b.first == ms)
+                return b.second;
+        batches.emplace_back(ms, nullptr);
+        return batches.back().second;
+    };
+    std::vector<Unit *> moved_units;
+    std::vector<void *> moved_streams;
+    for (size_t i = 0; i < needs.size();) {
+        if (!needs[i].move) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        uint64_t bytes = 0;
+        const uint64_t limit = needs[i].call_limit;
+        while (j < needs.size() && needs[j].move && needs[j].range->owner.base == needs[i].range->owner.base &&
+               (j == i || needs[j].start == needs[j - 1].start + needs[j - 1].size) &&
+               (limit == 0 || j == i || bytes + needs[j].size <= limit)) {
+            bytes += needs[j].size;
+            ++j;
+        }
+        void *ms = migration_stream(d);
+        for (size_t k = i; k < j; ++k)
+            apply_advice(adopt(needs[k].start, needs[k].size, *needs[k].range), needs[k].start, needs[k].advice_set);
+        const void *ptr = reinterpret_cast<const void *>(needs[i].start);
+        runtime_.check(ops.prefetch(runtime_.instance(), ptr, bytes, d, ms),
+                       [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
+        ++ds.stats.migration_calls;
+        ds.stats.migrated_bytes += bytes;
+        batch_for(ms); // marks the stream as used
+        for (size_t k = i; k < j; ++k) {
+            moved_units.push_back(&units_.at(needs[k].start));
+            moved_streams.push_back(ms);
+        }
+        i = j;
+    }
+    for (auto &[ms, batch] : batches) {
+        void *event = events_.acquire(d);
+        const int rc = ops.event_record(runtime_.instance(), event, ms);
+        if (rc != 0) {
+            events_.release(d, event);
+            runtime_.check(rc, "recording the end of a migration");
+        }
+        batch = std::make_shared<Batch>(events_, ops, runtime_.instance(), d, event);
+    }
+    for (size_t k = 0; k < moved_units.size(); ++k)
+        moved_units[k]->ready = batch_for(moved_streams[k]);
+
+    std::vector<std::shared_ptr<Batch>> waits;
+    for (const Need &n : needs) {
+        Unit &u = units_.at(n.start);
+        if (!n.move) {
+            ds.stats.resident_hits += n.size;
+            apply_advice(u, n.start, n.advice_set);
+        }
+        u.last_use = clock_;
+        ++u.uses;
+        u.mode |= n.range->mode;
+        if (u.ready && !u.ready->complete() &&
+            std::find(waits.begin(), waits.end(), u.ready) == waits.end())
+            waits.push_back(u.ready);
+    }
+    if (!lookahead)
+        for (const auto &b : waits)
+            runtime_.check(ops.stream_wait_event(runtime_.instance(), caller_stream, b->event),
+                           "ordering the caller's stream after tidal's migrations");
+}
+
+void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> &ranges, bool lookahead)
+{
+    std::lock_guard lock(mutex_);
+    ++clock_;
+    reap_closing(false);
+    StreamPhases &phases = phases_[stream];
+    int32_t event_device = 0;
+    for (const DeclaredRange &r : ranges)
+        if (r.device >= 0) {
+            event_device = r.device;
+            break;
+        }
+    if (!lookahead)
+        close_phase(stream, phases, event_device);
+
+    // Work on the host: bring what tidal put on a device back first.
+    bool host_moves = false;
+    for (const DeclaredRange &r : ranges) {
+        if (r.device != TIDAL_DEVICE_HOST)
+            continue;
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(r.ptr), hi = lo + r.size;
+        for (auto it = units_.lower_bound(lo >= settings_.chunk_size ? lo - settings_.chunk_size + 1 : 0);
+             it != units_.end() && it->first < hi; ++it)
+            if (it->first + it->second.size > lo && it->second.device >= 0) {
+                Unit &u = it->second;
+                const int32_t from = u.device;
+                void *ms = migration_stream(from);
+                runtime_.check(runtime_.ops().prefetch(runtime_.instance(), reinterpret_cast<const void *>(it->first),
+                                                       u.size, TIDAL_RT_LOCATION_HOST, ms),
+                               "moving a range declared for the host back from its device");
+                devices_[static_cast<size_t>(from)].resident -= u.size;
+                u.device = -1;
+                u.ready.reset();
+                if (!lookahead) {
+                    void *event = events_.acquire(from);
+                    Batch b(events_, runtime_.ops(), runtime_.instance(), from, event);
+                    runtime_.check(runtime_.ops().event_record(runtime_.instance(), event, ms),
+                                   "recording the end of a move to the host");
+                    runtime_.check(runtime_.ops().stream_wait_event(runtime_.instance(), stream, event),
+                                   "ordering the caller's stream after a move to the host");
+                }
+                host_moves = true;
+            }
+    }
+    (void)host_moves;
+
+    std::vector<Need> needs = plan(ranges, lookahead);
+    // Per device: check the budget for all of them before anything moves, then move.
+    std::vector<int32_t> devices;
+    for (const Need &n : needs)
+        if (std::find(devices.begin(), devices.end(), n.range->device) == devices.end())
+            devices.push_back(n.range->device);
+    std::vector<std::vector<Need>> per_device(devices.size());
+    for (const Need &n : needs)
+        per_device[static_cast<size_t>(std::find(devices.begin(), devices.end(), n.range->device) - devices.begin())]
+            .push_back(n);
+    for (size_t i = 0; i < devices.size(); ++i) {
+        uint64_t incoming = 0;
+        std::vector<uintptr_t> keep;
+        for (const Need &n : per_device[i]) {
+            if (n.move)
+                incoming += n.size;
+            keep.push_back(n.start);
+        }
+        std::sort(keep.begin(), keep.end());
+        make_room(devices[i], incoming, keep);
+    }
+    std::vector<UnitRef> &target = lookahead ? phases.lookahead : phases.current;
+    for (size_t i = 0; i < devices.size(); ++i) {
+        move_in(devices[i], per_device[i], lookahead, stream);
+        for (const Need &n : per_device[i]) {
+            Unit &u = units_.at(n.start);
+            ++u.protect;
+            target.push_back(UnitRef{n.start, u.id});
+        }
+    }
+}
+
+void MigrationScheduler::end_phase(void *stream)
+{
+    std::lock_guard lock(mutex_);
+    reap_closing(false);
+    auto it = phases_.find(stream);
+    if (it == phases_.end())
+        return;
+    int32_t device = 0;
+    if (!it->second.current.empty())
+        if (Unit *u = find(it->second.current.front()); u && u->device >= 0)
+            device = u->device;
+    close_phase(stream, it->second, device);
+}
+
+void MigrationScheduler::prefetch(const DeclaredRange &r)
+{
+    std::lock_guard lock(mutex_);
+    ++clock_;
+    reap_closing(false);
+    const tidal_rt_ops &ops = runtime_.ops();
+    const int32_t location = r.device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : r.device;
+    auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
+    const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
+    const uint64_t chunk = settings_.chunk_size;
+    const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
+    if (r.device == TIDAL_DEVICE_HOST) {
+        runtime_.check(ops.prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
+        runtime_.check(ops.stream_synchronize(runtime_.instance(), nullptr), what);
+        for (uint64_t i = lo / chunk; i * chunk < hi; ++i)
+            if (auto it = units_.find(base + i * chunk); it != units_.end() && it->second.device >= 0) {
+                devices_[static_cast<size_t>(it->second.device)].resident -= it->second.size;
+                it->second.device = -1;
+                it->second.ready.reset();
+            }
+        return;
+    }
+    DeviceState &ds = device(r.device);
+    uint64_t incoming = 0;
+    std::vector<uintptr_t> keep;
+    for (uint64_t i = lo / chunk; i * chunk < hi; ++i) {
+        const uintptr_t start = base + i * chunk;
+        keep.push_back(start);
+        auto it = units_.find(start);
+        if (it == units_.end() || it->second.device != r.device)
+            incoming += std::min<uint64_t>(chunk, r.owner.size - i * chunk);
+    }
+    const uint64_t evicted_before = ds.stats.evicted_bytes;
+    make_room(r.device, incoming, keep);
+    if (ds.stats.evicted_bytes != evicted_before)
+        for (void *s : ds.streams) // evictions first: the budget holds at every moment
+            runtime_.check(ops.stream_synchronize(runtime_.instance(), s), what);
+    runtime_.check(ops.prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
+    runtime_.check(ops.stream_synchronize(runtime_.instance(), nullptr), what);
+    ++ds.stats.migration_calls;
+    ds.stats.migrated_bytes += incoming;
+    ds.stats.resident_hits += r.size > incoming ? r.size - incoming : 0;
+    for (uint64_t i = lo / chunk; i * chunk < hi; ++i) {
+        const uintptr_t start = base + i * chunk;
+        Unit &u = adopt(start, static_cast<size_t>(std::min<uint64_t>(chunk, r.owner.size - i * chunk)), r);
+        u.last_use = clock_;
+        ++u.uses;
+        u.mode |= r.mode;
+        u.ready.reset();
+    }
+}
+
+void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
+{
+    if (!tracking())
+        return;
+    std::lock_guard lock(mutex_);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(owner.base);
+    const tidal_rt_ops &ops = runtime_.ops();
+    for (auto it = units_.lower_bound(base); it != units_.end() && it->first < base + owner.size;) {
+        Unit &u = it->second;
+        if (u.device >= 0)
+            devices_[static_cast<size_t>(u.device)].resident -= u.size;
+        // Pooled blocks go to a new owner: they must not carry this one's advice. Coarse grain
+        // must go even from memory the runtime frees (it survives hipFree on AMD).
+        const uint32_t unset = owner.pooled ? u.applied : (u.applied & TIDAL_ADVICE_COARSE_GRAIN);
+        if (unset && ops.advise) {
+            const void *p = reinterpret_cast<const void *>(it->first);
+            void *rt = runtime_.instance();
+            if (unset & TIDAL_ADVICE_READ_MOSTLY)
+                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, u.alloc_device);
+            if (unset & (TIDAL_ADVICE_PREFERRED_DEVICE | TIDAL_ADVICE_PREFERRED_HOST))
+                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, u.alloc_device);
+            if (unset & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
+                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, u.alloc_device);
+            if (unset & TIDAL_ADVICE_COARSE_GRAIN)
+                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, u.alloc_device);
+        }
+        it = units_.erase(it);
+    }
+    tracked_.store(units_.size(), std::memory_order_relaxed);
+}
+
+void MigrationScheduler::set_budget(int32_t d, uint64_t bytes)
+{
+    std::lock_guard lock(mutex_);
+    device(d).budget = bytes;
+}
+
+void MigrationScheduler::count_noop(int32_t d) noexcept
+{
+    std::lock_guard lock(mutex_);
+    if (d >= 0 && static_cast<size_t>(d) < devices_.size())
+        ++devices_[static_cast<size_t>(d)].stats.noops;
+}
+
+tidal_migration_stats MigrationScheduler::stats(int32_t d) const
+{
+    std::lock_guard lock(mutex_);
+    runtime_.require_device(d);
+    const DeviceState &ds = devices_[static_cast<size_t>(d)];
+    tidal_migration_stats s = ds.stats;
+    s.budget = ds.budget;
+    s.resident_bytes = ds.resident;
+    s.protected_bytes = 0;
+    for (const auto &[start, u] : units_)
+        if (u.device == d && u.protect > 0)
+            s.protected_bytes += u.size;
+    return s;
+}
+
+} // namespace tidal

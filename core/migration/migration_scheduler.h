@@ -1,0 +1,149 @@
+// The scheduler behind access declarations, explicit prefetches and device budgets.
+//
+// It tracks which pieces ("units": [migration] chunk_size windows aligned to an allocation's
+// start) of managed allocations tidal has made resident on which device, moves them on its own
+// migration streams, orders callers' streams after those moves with events, and keeps each
+// device under its budget by evicting what the policy chain chooses. What it tracks is what
+// tidal moved: pages the device faulted in by itself are the runtime's business.
+//
+// Protection: the units a stream's current phase declared stay protected until an event
+// recorded on that stream at its next declaration has completed; lookahead units are protected
+// from the moment they are declared. Protected units are never eviction candidates.
+//
+// Thread-safe: one mutex; declarations are not the allocation fast path.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/settings.h"
+#include "policy/policy_chain.h"
+#include "registry/allocation_record.h"
+#include "runtime/event_pool.h"
+#include "runtime/runtime.h"
+
+namespace tidal {
+
+// One declared (or prefetched) range, already checked to lie inside `owner`.
+struct DeclaredRange {
+    AllocationRecord owner;
+    const void *ptr = nullptr;
+    size_t size = 0;
+    int32_t device = 0; // index or TIDAL_DEVICE_HOST
+    uint32_t mode = TIDAL_ACCESS_READ;
+};
+
+class MigrationScheduler {
+public:
+    // Everything referenced must outlive the scheduler.
+    MigrationScheduler(Runtime &runtime, EventPool &events, const PolicyChain &chain,
+                       const tidal_policy_system *system, const MigrationSettings &settings);
+    // Waits for its migration streams, then destroys them.
+    ~MigrationScheduler();
+    MigrationScheduler(const MigrationScheduler &) = delete;
+    MigrationScheduler &operator=(const MigrationScheduler &) = delete;
+
+    // tidal_declare: managed ranges only (the caller counts the others with count_noop).
+    // `stream` is the caller's. Throws BUDGET_EXCEEDED with nothing moved when the protected
+    // ranges alone would exceed a budget.
+    void declare(void *stream, const std::vector<DeclaredRange> &ranges, bool lookahead);
+    // Ends the stream's current phase without declaring anything new.
+    void end_phase(void *stream);
+    // tidal_prefetch of a managed range: one runtime call for the range, then waits.
+    void prefetch(const DeclaredRange &range);
+    // The allocation is being freed: forget its units and unset the advice the scheduler set.
+    // Cheap when nothing of it was ever tracked.
+    void forget(const AllocationRecord &owner) noexcept;
+    bool tracking() const noexcept { return tracked_.load(std::memory_order_relaxed) != 0; }
+
+    void set_budget(int32_t device, uint64_t bytes);
+    void count_noop(int32_t device) noexcept;
+    tidal_migration_stats stats(int32_t device) const;
+
+private:
+    struct Batch; // an event recorded after a group of migrations on one migration stream
+    struct Unit {
+        uint64_t id = 0;            // unique: phases name units by (start, id)
+        uintptr_t alloc_base = 0;
+        size_t size = 0;
+        int32_t device = -1;        // where tidal made it resident
+        uint64_t last_use = 0;
+        uint64_t uses = 0;
+        uint32_t mode = 0;
+        uint32_t hints = 0;
+        uint32_t advice = 0;        // the allocation's advice plus what plans set
+        uint32_t applied = 0;       // advice bits the scheduler set itself (unset at forget)
+        uint32_t protect = 0;       // phases and lookaheads holding it
+        int32_t alloc_device = 0;
+        std::string tag;
+        std::shared_ptr<Batch> ready; // its migration, while maybe in flight
+    };
+    struct UnitRef {
+        uintptr_t start;
+        uint64_t id;
+    };
+    struct Closing {
+        void *event;
+        int32_t device;
+        std::vector<UnitRef> units;
+    };
+    struct StreamPhases {
+        std::vector<UnitRef> current;
+        std::vector<UnitRef> lookahead;
+        std::deque<Closing> closing; // oldest first
+    };
+    struct DeviceState {
+        uint64_t budget = 0;
+        uint64_t resident = 0;
+        tidal_migration_stats stats{};
+        std::vector<void *> streams; // made on first use
+        size_t next_stream = 0;
+    };
+    // A unit this declaration needs on a device, and what to do about it.
+    struct Need {
+        uintptr_t start;
+        size_t size;
+        const DeclaredRange *range;
+        uint64_t call_limit; // bytes per runtime call, 0 = no limit
+        uint32_t advice_set;
+        bool move;           // false: already resident there
+    };
+
+    DeviceState &device(int32_t d);
+    void *migration_stream(int32_t d);
+    Unit *find(const UnitRef &ref);
+    void unprotect(const std::vector<UnitRef> &units) noexcept;
+    void reap_closing(bool wait_oldest);
+    void close_phase(void *stream, StreamPhases &phases, int32_t device);
+    std::vector<Need> plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
+    // Makes room for `incoming` more bytes on `d`, excluding `keep` (units of this call).
+    void make_room(int32_t d, uint64_t incoming, const std::vector<uintptr_t> &keep);
+    void evict_unit(uintptr_t start, Unit &u);
+    void move_in(int32_t d, std::vector<Need> &needs, bool lookahead, void *caller_stream);
+    void move_to_host(const DeclaredRange &range);
+    Unit &adopt(uintptr_t start, size_t size, const DeclaredRange &range);
+    void apply_advice(Unit &u, uintptr_t start, uint32_t bits);
+
+    Runtime &runtime_;
+    EventPool &events_;
+    const PolicyChain &chain_;
+    const tidal_policy_system *system_;
+    MigrationSettings settings_;
+
+    mutable std::mutex mutex_;
+    std::map<uintptr_t, Unit> units_; // by start address
+    std::unordered_map<void *, StreamPhases> phases_;
+    std::vector<DeviceState> devices_;
+    uint64_t clock_ = 0;
+    uint64_t next_id_ = 1;
+    std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
+};
+
+} // namespace tidal

@@ -1,0 +1,74 @@
+#include "pool/runtime_event_oracle.h"
+
+#include <fmt/format.h>
+
+namespace tidal::pool {
+
+RuntimeEventOracle::~RuntimeEventOracle()
+{
+    for (void *e : slots_)
+        if (e)
+            events_.release(device_, e);
+}
+
+EventOracle::Token RuntimeEventOracle::record(StreamHandle stream)
+{
+    void *event = events_.acquire(device_);
+    const int rc = runtime_.ops().event_record(runtime_.instance(), event, stream.native);
+    if (rc != 0) {
+        events_.release(device_, event);
+        runtime_.check(rc, "recording an event for a stream-ordered free");
+    }
+    std::lock_guard lock(mutex_);
+    try {
+        if (!free_slots_.empty()) {
+            const Token t = free_slots_.back();
+            free_slots_.pop_back();
+            slots_[t] = event;
+            return t;
+        }
+        slots_.push_back(event);
+    } catch (...) {
+        events_.release(device_, event);
+        throw;
+    }
+    return slots_.size() - 1;
+}
+
+bool RuntimeEventOracle::complete(Token token) noexcept
+{
+    void *event = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        if (token >= slots_.size())
+            return false;
+        event = slots_[token];
+    }
+    if (!event)
+        return false;
+    if (!events_.pollable()) {
+        // A runtime that cannot poll: wait for the event (correct, only slower).
+        return runtime_.ops().event_synchronize(runtime_.instance(), event) == 0;
+    }
+    return events_.complete(event);
+}
+
+void RuntimeEventOracle::retire(Token token) noexcept
+{
+    void *event = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        if (token >= slots_.size() || !slots_[token])
+            return;
+        event = slots_[token];
+        slots_[token] = nullptr;
+        try {
+            free_slots_.push_back(token);
+        } catch (...) {
+            // The slot is lost for reuse; the table only grows a little.
+        }
+    }
+    events_.release(device_, event);
+}
+
+} // namespace tidal::pool
