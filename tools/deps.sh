@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tidal builds with, when any is missing (see DEVELOPERS.md).
 # Sourced by quickstart.sh and run-tests.sh; needs root or sudo only when something is missing.
-tidal_packages=(meson ninja-build pkg-config g++ python3 libtomlplusplus-dev libcmocka-dev doctest-dev
+tidal_packages=(meson ninja-build pkg-config g++ python3 python3-pytest libtomlplusplus-dev libcmocka-dev doctest-dev
                 libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev gfortran libamdhip64-dev hipcc)
 tidal_install_missing() {
     local missing=()

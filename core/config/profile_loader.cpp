@@ -26,8 +26,9 @@ constexpr std::array<std::string_view, 2> kVendors = {"nvidia", "amd"};
 struct Rate {
     std::string_view key;
     double SimProfile::*field;
+    bool optional = false; // absent: the field stays 0, which the cost model reads as "see its fallback"
 };
-constexpr std::array<Rate, 10> kBandwidths = {{
+constexpr std::array<Rate, 11> kBandwidths = {{
     {"h2d_pageable", &SimProfile::h2d_pageable_bw},
     {"h2d_pinned", &SimProfile::h2d_pinned_bw},
     {"d2h_pageable", &SimProfile::d2h_pageable_bw},
@@ -38,6 +39,7 @@ constexpr std::array<Rate, 10> kBandwidths = {{
     {"fault", &SimProfile::fault_bw},
     {"zero_copy", &SimProfile::zero_copy_bw},
     {"host_memcpy", &SimProfile::host_memcpy_bw},
+    {"prefetch_h2d_duplicate", &SimProfile::prefetch_h2d_duplicate_bw, true},
 }};
 constexpr std::array<Rate, 6> kLatencies = {{
     {"copy", &SimProfile::copy_latency},
@@ -95,6 +97,8 @@ void read_rates(const TomlReader &r, const toml::table &t, std::string_view tabl
     r.require_known_keys(t, table_name, keys);
     for (const Rate &rate : rates) {
         const std::string name = std::string(table_name) + "." + std::string(rate.key);
+        if (rate.optional && !t.contains(rate.key))
+            continue;
         const toml::node &n = r.required(t, table_name, rate.key);
         const double v = r.number(n, name);
         // A zero bandwidth would divide by zero in the cost model; a negative time is nonsense.

@@ -647,18 +647,19 @@ TEST_CASE("streams keep their own timelines; events measure simulated time")
     float ms = -1;
     CHECK(s.ops->event_elapsed_ms(s.rt, e0, e1, &ms) == 400); // not recorded yet
 
-    // Two copies on two streams overlap: the clock moves by one copy, not two.
+    // Copies in opposite directions on two streams overlap: the clock moves by the longer one.
+    void *pinned2 = s.alloc(TIDAL_KIND_PINNED, n);
     const double t0 = s.now();
     REQUIRE(s.ops->event_record(s.rt, e0, s1) == 0);
     REQUIRE(s.ops->memcpy(s.rt, d1, pinned, n, s1) == 0);
-    REQUIRE(s.ops->memcpy(s.rt, d2, pinned, n, s2) == 0);
+    REQUIRE(s.ops->memcpy(s.rt, pinned2, d2, n, s2) == 0); // device->host: 8 GB/s, shorter
     REQUIRE(s.ops->event_record(s.rt, e1, s1) == 0);
     CHECK(s.now() - t0 == doctest::Approx(copy));
     REQUIRE(s.ops->event_elapsed_ms(s.rt, e0, e1, &ms) == 0);
     CHECK(ms == doctest::Approx(copy * 1000).epsilon(1e-5));
 
-    // s2 waits for e1 (which it already passed: same end time), then runs another copy;
-    // s1 then waits for that.
+    // s2 waits for e1 (which it has not passed: its copy was shorter), then runs another
+    // copy; s1 then waits for that.
     REQUIRE(s.ops->stream_wait_event(s.rt, s2, e1) == 0);
     REQUIRE(s.ops->memcpy(s.rt, d2, pinned, n, s2) == 0);
     REQUIRE(s.ops->event_record(s.rt, e2, s2) == 0);
@@ -685,6 +686,31 @@ TEST_CASE("streams keep their own timelines; events measure simulated time")
     CHECK(s.ops->stream_destroy(s.rt, s2) == 0);
     CHECK(s.ops->event_destroy(s.rt, e1) == 0);
     CHECK(s.ops->event_destroy(s.rt, e2) == 0);
+}
+
+TEST_CASE("copies in one direction share the host link; opposite directions overlap")
+{
+    Sim s(make_settings());
+    const size_t n = kMiB;
+    void *pinned = s.alloc(TIDAL_KIND_PINNED, n);
+    void *d1 = s.alloc(TIDAL_KIND_DEVICE, n);
+    void *d2 = s.alloc(TIDAL_KIND_DEVICE, n);
+    const double h2d = n / 4e9 + 1e-5, d2h = n / 8e9 + 1e-5;
+    void *s1 = nullptr, *s2 = nullptr;
+    REQUIRE(s.ops->stream_create(s.rt, 0, &s1) == 0);
+    REQUIRE(s.ops->stream_create(s.rt, 0, &s2) == 0);
+    const double t0 = s.now();
+    REQUIRE(s.ops->memcpy(s.rt, d1, pinned, n, s1) == 0);
+    REQUIRE(s.ops->memcpy(s.rt, d2, pinned, n, s2) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(2 * h2d)); // one after the other on the link
+    REQUIRE(s.ops->stream_synchronize(s.rt, s1) == 0);
+    REQUIRE(s.ops->stream_synchronize(s.rt, s2) == 0);
+    const double t1 = s.now();
+    REQUIRE(s.ops->memcpy(s.rt, pinned, d1, n, s1) == 0);
+    REQUIRE(s.ops->memcpy(s.rt, pinned, d2, n, s2) == 0);
+    CHECK(s.now() - t1 == doctest::Approx(2 * d2h));
+    CHECK(s.ops->stream_destroy(s.rt, s1) == 0);
+    CHECK(s.ops->stream_destroy(s.rt, s2) == 0);
 }
 
 TEST_CASE("two devices: peer migration and peer access")

@@ -1,5 +1,7 @@
 #include "runtime/sim/cost_model.h"
 
+#include <algorithm>
+
 #include "tidal/tidal.h"
 
 namespace tidal::sim {
@@ -24,11 +26,14 @@ double CostModel::fill(Endpoint dst, uint64_t bytes) const
     return transfer(bytes, bandwidth) + p_.copy_latency;
 }
 
-double CostModel::prefetch(uint64_t h2d_bytes, uint64_t d2h_bytes, uint64_t peer_bytes) const
+double CostModel::prefetch(uint64_t h2d_bytes, uint64_t d2h_bytes, uint64_t peer_bytes, uint64_t duplicated_bytes) const
 {
     if (h2d_bytes + d2h_bytes + peer_bytes == 0)
         return 0.0;
-    return transfer(h2d_bytes, p_.prefetch_h2d_bw) + transfer(d2h_bytes, p_.prefetch_d2h_bw) +
+    const double duplicate_bw = p_.prefetch_h2d_duplicate_bw > 0 ? p_.prefetch_h2d_duplicate_bw : p_.prefetch_h2d_bw;
+    duplicated_bytes = std::min(duplicated_bytes, h2d_bytes);
+    return transfer(h2d_bytes - duplicated_bytes, p_.prefetch_h2d_bw) + transfer(duplicated_bytes, duplicate_bw) +
+           transfer(d2h_bytes, p_.prefetch_d2h_bw) +
            transfer(peer_bytes, p_.d2d_bw) + p_.copy_latency;
 }
 

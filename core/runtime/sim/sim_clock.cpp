@@ -19,6 +19,19 @@ double SimClock::run(SimStream *stream, double duration) noexcept
     return stream->time;
 }
 
+double SimClock::run_on_link(SimStream *stream, double duration, double *link_free) noexcept
+{
+    double start = std::max(stream == nullptr ? host_ : std::max(stream->time, host_), *link_free);
+    const double end = start + duration;
+    *link_free = end;
+    if (stream == nullptr)
+        host_ = end;
+    else
+        stream->time = end;
+    reach(end);
+    return end;
+}
+
 void SimClock::host_wait(double time) noexcept
 {
     host_ = std::max(host_, time);

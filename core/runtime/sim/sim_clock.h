@@ -28,7 +28,10 @@ struct SimEvent {
 //  - the NULL stream is host-synchronous: its operations run on the host timeline;
 //  - an event records max(stream time, host time); waiting on it moves the waiter forward;
 //  - now() is the latest completion time of anything issued so far, i.e. what a host clock
-//    would read after synchronizing everything.
+//    would read after synchronizing everything;
+//  - a transfer over a host link also waits for the link: copies and migrations in one
+//    direction on different streams share it one after the other (a GPU's copy engines in one
+//    direction share the PCIe/NVLink-C2C bandwidth), while the two directions overlap.
 // Not thread-safe by itself: the runtime serialises calls with its lock.
 class SimClock {
 public:
@@ -37,6 +40,9 @@ public:
 
     // Runs `duration` seconds of work on `stream` (NULL = host-synchronous); returns its end.
     double run(SimStream *stream, double duration) noexcept;
+    // The same for a transfer that occupies a link: it starts no earlier than `*link_free`,
+    // which becomes its end.
+    double run_on_link(SimStream *stream, double duration, double *link_free) noexcept;
     // The host waits until `time` (synchronous calls, stream/event synchronize).
     void host_wait(double time) noexcept;
     void record(SimEvent &event, const SimStream *stream) noexcept;

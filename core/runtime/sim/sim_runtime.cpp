@@ -86,6 +86,8 @@ SimRuntime::SimRuntime(const SimSettings &settings)
                                     std::to_string(page_size_));
     resident_.assign(static_cast<std::size_t>(devices_), 0);
     counters_.assign(static_cast<std::size_t>(devices_), SimCounters{});
+    link_h2d_.assign(static_cast<std::size_t>(devices_), 0.0);
+    link_d2h_.assign(static_cast<std::size_t>(devices_), 0.0);
 }
 
 SimRuntime::~SimRuntime()
@@ -418,6 +420,8 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
     PageResidency &pages = *a->pages;
     const auto range = pages.pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
     uint64_t h2d = 0, d2h = 0, peer = 0;
+    int32_t d2h_from = 0;
+    uint64_t duplicated = 0;
     if (location >= 0) {
         uint64_t needed = 0;
         for (std::size_t page = range.first; page < range.last; ++page)
@@ -433,6 +437,8 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
             const uint64_t bytes = pages.page_bytes(page);
             if (mask.on_host()) {
                 h2d += bytes;
+                if (a->advice.read_mostly)
+                    duplicated += bytes;
                 counters.bytes_migrated_h2d += bytes;
             } else {
                 peer += bytes;
@@ -448,6 +454,7 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
                 continue; // read-mostly duplicates keep their device copy: it frees nothing
             const uint64_t bytes = pages.page_bytes(page);
             d2h += bytes;
+            d2h_from = mask.first_device();
             counters_[static_cast<std::size_t>(mask.first_device())].bytes_migrated_d2h += bytes;
             set_page(*a, page,
                      a->advice.read_mostly ? mask.with(TIDAL_RT_LOCATION_HOST)
@@ -455,7 +462,13 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
         }
     }
     a->advice.last_prefetch = location;
-    clock_.run(s, cost_.prefetch(h2d, d2h, peer));
+    const double duration = cost_.prefetch(h2d, d2h, peer, duplicated);
+    if (h2d > 0 && location >= 0)
+        clock_.run_on_link(s, duration, &link_h2d_[static_cast<std::size_t>(location)]);
+    else if (d2h > 0)
+        clock_.run_on_link(s, duration, &link_d2h_[static_cast<std::size_t>(d2h_from)]);
+    else
+        clock_.run(s, duration);
     return kSuccess;
 }
 
@@ -611,7 +624,14 @@ int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
         return e;
     count_copy(from, to, size);
     std::memmove(dst, src, size);
-    clock_.run(s, cost_.copy(from.endpoint, to.endpoint, size));
+    const double duration = cost_.copy(from.endpoint, to.endpoint, size);
+    const bool src_device = from.endpoint == Endpoint::device, dst_device = to.endpoint == Endpoint::device;
+    if (dst_device && !src_device)
+        clock_.run_on_link(s, duration, &link_h2d_[static_cast<std::size_t>(to.device)]);
+    else if (src_device && !dst_device)
+        clock_.run_on_link(s, duration, &link_d2h_[static_cast<std::size_t>(from.device)]);
+    else
+        clock_.run(s, duration);
     return kSuccess;
 }
 

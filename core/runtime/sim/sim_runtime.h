@@ -197,6 +197,8 @@ private:
     std::unordered_set<SimEvent *> events_;
     std::vector<uint64_t> resident_; // per device
     std::vector<SimCounters> counters_;
+    // When each device's host links (host->device, device->host) are next free.
+    std::vector<double> link_h2d_, link_d2h_;
     SimCounters host_counters_;
     std::vector<FaultRecord> fault_log_;
     uint64_t fault_log_dropped_ = 0;
