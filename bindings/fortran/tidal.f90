@@ -18,15 +18,16 @@
 !    tidal_status_message(status) a short description of any status;
 !  - arrays come from tidal_allocate as pointer arrays (Fortran cannot point an allocatable
 !    at foreign memory); tidal_deallocate frees them and nullifies the pointer;
-!  - prefetch and query take arrays of any type and rank directly, sections included;
+!  - prefetch, advice, access declarations and query take arrays of any type and rank
+!    directly, sections included;
 !  - strings go in as Fortran strings (trailing blanks of names and paths are dropped) and
 !    come back as character(len=:), allocatable.
 ! This module re-exports the named constants of tidal_constants. The raw C interfaces stay in
 ! tidal_c; `use tidal_c` alongside `use tidal` only when calling the C functions themselves.
 module tidal
-  use, intrinsic :: iso_c_binding, only: c_char, c_int, c_int32_t, c_loc, c_null_ptr, c_ptr, &
-                                         c_size_t, c_sizeof
-  use, intrinsic :: iso_fortran_env, only: int64
+  use, intrinsic :: iso_c_binding, only: c_char, c_double, c_int, c_int32_t, c_int64_t, c_loc, &
+                                         c_null_ptr, c_ptr, c_size_t, c_sizeof
+  use, intrinsic :: iso_fortran_env, only: int32, int64, real64
   use tidal_constants
   use tidal_c, only: tidal_context_create, tidal_context_create_from_file, &
                      tidal_context_create_from_string, tidal_context_destroy, &
@@ -34,7 +35,8 @@ module tidal
                      tidal_pointer_info, tidal_range_query, tidal_range_info, &
                      tidal_system_info_get, tidal_system_info, tidal_device_info_get, &
                      tidal_device_info, tidal_config_describe, tidal_status_name, &
-                     tidal_status_string, tidal_kind_name, &
+                     tidal_status_string, tidal_kind_name, tidal_access, &
+                     tidal_migration_stats, &
                      c_tidal_version_string => tidal_version_string
   use tidal_base, only: tidal_ctx, tidal_from_c, tidal_fail, tidal_has_context, &
                         tidal_c_string, tidal_f_string, tidal_f_chars, tidal_array_span, &
@@ -43,8 +45,13 @@ module tidal
   implicit none
   private
   public :: tidal_ctx, tidal_array_info, tidal_range, tidal_system, tidal_device
+  ! The C structs themselves (module tidal_c's bind(C) types, the same entities): the
+  ! procedures below fill in struct_size.
+  public :: tidal_access, tidal_migration_stats
   public :: tidal_init, tidal_finalize, tidal_allocate, tidal_deallocate, tidal_prefetch, &
-            tidal_query, tidal_query_range, tidal_get_system, tidal_get_device, &
+            tidal_query, tidal_query_range, tidal_advise, tidal_access_of, tidal_declare, &
+            tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
+            tidal_get_system, tidal_get_device, &
             tidal_config_text, tidal_status_message, tidal_last_error_message, &
             tidal_get_status_message, tidal_get_last_error, tidal_kind_string, tidal_version
   ! The constants, as if declared here.
@@ -68,12 +75,14 @@ module tidal
             TIDAL_COHERENCY_INDETERMINATE
   public :: TIDAL_CHECK_TOUCH_READ, TIDAL_CHECK_TOUCH_WRITE, TIDAL_CHECK_PATTERN_FILL, &
             TIDAL_CHECK_PATTERN_VERIFY, TIDAL_CHECK_COPY, TIDAL_CHECK_TRIAD, &
-            TIDAL_CHECK_ATOMIC_ADD, TIDAL_CHECK_RUNTIME_COPY
+            TIDAL_CHECK_ATOMIC_ADD, TIDAL_CHECK_RUNTIME_COPY, TIDAL_CHECK_SPIN
   public :: TIDAL_XNACK_NOT_APPLICABLE, TIDAL_XNACK_ON, TIDAL_XNACK_OFF, TIDAL_XNACK_UNKNOWN
   public :: TIDAL_DEVICE_FLAG_SIMULATED, TIDAL_DEVICE_FLAG_MANAGED, &
             TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED, TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS, &
             TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT, TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS, &
             TIDAL_DEVICE_FLAG_FINE_GRAINED
+  public :: TIDAL_ACCESS_READ, TIDAL_ACCESS_WRITE, TIDAL_ACCESS_READ_WRITE, &
+            TIDAL_DECLARE_LOOKAHEAD, TIDAL_DECLARE_FLAGS_ALL
 
   !> What tidal knows about the allocation an array lies in (tidal_query).
   type :: tidal_array_info
@@ -95,6 +104,11 @@ module tidal
      logical :: read_mostly = .false.
      integer :: coherency = TIDAL_COHERENCY_UNKNOWN
   end type tidal_range
+
+  !> tidal_budget_set(ctx, device, bytes, status): bytes as int64 or default integer.
+  interface tidal_budget_set
+     module procedure :: tidal_budget_set_i64, tidal_budget_set_i32
+  end interface tidal_budget_set
 
   !> The runtime in use (tidal_get_system).
   type :: tidal_system
@@ -230,10 +244,154 @@ contains
     range%coherency = raw%coherency
   end subroutine tidal_query_range
 
-  ! ---- Access declarations and advice: RESERVED ------------------------------------------
-  ! tidal_declare_access / tidal_advise (names to be settled) arrive with the scheduler
-  ! issue, taking arrays directly like tidal_prefetch (type(*), dimension(..) through
-  ! array_has_elements). They are written once tidal.h has the C calls; see tidal_c.
+  ! ---- Advice, access declarations, budgets, the runtime's clock ------------------------
+  ! The C functions behind these share their names, so each is imported inside the procedure
+  ! that calls it, renamed (see prefetch_bytes for why not at module level).
+
+  !> Sets the TIDAL_ADVICE_* bits `set` and clears the bits `unset` (ior() of bits, or 0) on
+  !! the managed memory of `array` (any type and rank, a section too: a strided section
+  !! covers the span from its lowest to its highest element, as for tidal_prefetch).
+  !! PREFERRED_DEVICE and ACCESSED_BY_DEVICE name the allocation's device. Memory of other
+  !! kinds takes no advice and the call still succeeds. INVALID_ARGUMENT for unknown bits or a
+  !! bit both set and unset; NOT_SUPPORTED for COARSE_GRAIN off AMD.
+  subroutine tidal_advise(ctx, array, set, unset, status)
+    use tidal_c, only: c_advise => tidal_advise
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(in) :: set, unset
+    integer, intent(out) :: status
+    type(c_ptr) :: lowest
+    integer(c_size_t) :: bytes
+    if (.not. tidal_has_context(ctx, 'tidal_advise', status)) return
+    if (.not. array_has_elements(array, 'tidal_advise', lowest, bytes, status)) return
+    call tidal_from_c(c_advise(ctx%handle, lowest, bytes, int(set, c_int32_t), &
+                               int(unset, c_int32_t)), status)
+  end subroutine tidal_advise
+
+  !> One entry of a declaration: the memory of `array` (any type and rank, sections too, the
+  !! span from its lowest to its highest element) will be touched by work of `device` (an
+  !! index, or TIDAL_DEVICE_HOST) in `mode` (TIDAL_ACCESS_READ, _WRITE or _READ_WRITE).
+  !! A function, so that one phase's arrays fit in an array constructor:
+  !!   call tidal_declare(ctx, stream, [tidal_access_of(a, 0, TIDAL_ACCESS_READ), &
+  !!                                    tidal_access_of(b, 0, TIDAL_ACCESS_WRITE)], status)
+  !! It records the array's address and checks nothing (it has no status): tidal_declare
+  !! reports an empty array, a bad mode or a device that does not exist. Pass the array itself,
+  !! not an expression: an expression's temporary is not tidal memory (UNKNOWN_POINTER).
+  function tidal_access_of(array, device, mode) result(access)
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(in) :: device
+    integer, intent(in) :: mode
+    type(tidal_access) :: access
+    call tidal_array_span(array, access%ptr, access%size)
+    access%struct_size = c_sizeof(access)
+    access%device = int(device, c_int32_t)
+    access%mode = int(mode, c_int32_t)
+  end function tidal_access_of
+
+  !> Starts a phase of work on `stream` (a cudaStream_t / hipStream_t as type(c_ptr);
+  !! c_null_ptr is the default stream): the managed memory named by `accesses` (entries from
+  !! tidal_access_of) is made resident on its device, and `stream` is ordered after those
+  !! moves without blocking the host; the previous phase's ranges stay protected from
+  !! eviction until the stream has run what was queued before. With lookahead=.true. the
+  !! entries belong to the stream's NEXT phase: their migration starts now, ordering nothing.
+  !! No entries (`[tidal_access ::]`) just ends the phase. Memory that cannot move is a
+  !! counted no-op. Errors: INVALID_ARGUMENT (an entry with no elements, a bad mode; C's
+  !! messages number entries from 0, so "access 0" is accesses(1)), UNKNOWN_POINTER,
+  !! NOT_FOUND (device), BUDGET_EXCEEDED (nothing of this declaration moved).
+  subroutine tidal_declare(ctx, stream, accesses, status, lookahead)
+    use tidal_c, only: c_declare => tidal_declare
+    type(tidal_ctx), intent(in) :: ctx
+    type(c_ptr), intent(in) :: stream
+    type(tidal_access), intent(in) :: accesses(:)
+    integer, intent(out) :: status
+    logical, intent(in), optional :: lookahead
+    type(tidal_access), allocatable :: raw(:)
+    integer(c_int32_t) :: flags
+    character(len=24) :: which
+    integer :: i, n
+    if (.not. tidal_has_context(ctx, 'tidal_declare', status)) return
+    ! A contiguous copy with one struct_size throughout, as the C call requires; entries
+    ! built by hand (type(tidal_access) with its components set) need not set struct_size.
+    ! At least one element: with count 0 the C call reads none, but gets a valid address.
+    n = size(accesses)
+    allocate(raw(max(n, 1)))
+    raw(1:n) = accesses
+    do i = 1, n
+       if (raw(i)%size == 0) then
+          write (which, '(i0)') i
+          call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, 'tidal_declare: accesses(' // &
+               trim(which) // ') names no memory (an array with no elements, or an entry ' // &
+               'not made by tidal_access_of)')
+          return
+       end if
+       raw(i)%struct_size = c_sizeof(raw(i))
+    end do
+    flags = 0
+    if (present(lookahead)) then
+       if (lookahead) flags = TIDAL_DECLARE_LOOKAHEAD
+    end if
+    call tidal_from_c(c_declare(ctx%handle, stream, raw, int(n, c_size_t), flags), status)
+  end subroutine tidal_declare
+
+  !> Limits the managed bytes tidal keeps resident on `device` (as [migration] budget in the
+  !! configuration); 0 removes the limit. A lower budget takes effect at the next declaration
+  !! or prefetch, which evicts first. NOT_FOUND for a bad device, INVALID_ARGUMENT for a
+  !! negative `bytes`. Generic: `bytes` is int64 or default integer.
+  subroutine tidal_budget_set_i64(ctx, device, bytes, status)
+    use tidal_c, only: c_budget_set => tidal_budget_set
+    type(tidal_ctx), intent(in) :: ctx
+    integer, intent(in) :: device
+    integer(int64), intent(in) :: bytes
+    integer, intent(out) :: status
+    character(len=24) :: text
+    if (.not. tidal_has_context(ctx, 'tidal_budget_set', status)) return
+    if (bytes < 0) then
+       write (text, '(i0)') bytes
+       call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, 'tidal_budget_set: bytes is ' // &
+            'negative (' // trim(text) // '); 0 removes the limit')
+       return
+    end if
+    call tidal_from_c(c_budget_set(ctx%handle, int(device, c_int32_t), int(bytes, c_int64_t)), &
+                      status)
+  end subroutine tidal_budget_set_i64
+
+  subroutine tidal_budget_set_i32(ctx, device, bytes, status)
+    type(tidal_ctx), intent(in) :: ctx
+    integer, intent(in) :: device
+    integer(int32), intent(in) :: bytes
+    integer, intent(out) :: status
+    call tidal_budget_set_i64(ctx, device, int(bytes, int64), status)
+  end subroutine tidal_budget_set_i32
+
+  !> What the migration scheduler did on `device` (type(tidal_migration_stats): budget,
+  !! resident_bytes, declared_ranges, migrated_bytes, evictions, ... as int64). NOT_FOUND for a
+  !! bad device.
+  subroutine tidal_migration_stats_get(ctx, device, stats, status)
+    use tidal_c, only: c_migration_stats_get => tidal_migration_stats_get
+    type(tidal_ctx), intent(in) :: ctx
+    integer, intent(in) :: device
+    type(tidal_migration_stats), intent(out) :: stats
+    integer, intent(out) :: status
+    stats%struct_size = c_sizeof(stats)
+    if (.not. tidal_has_context(ctx, 'tidal_migration_stats_get', status)) return
+    call tidal_from_c(c_migration_stats_get(ctx%handle, int(device, c_int32_t), stats), status)
+  end subroutine tidal_migration_stats_get
+
+  !> Seconds on the runtime's clock: the host's monotonic clock on GPU runtimes; on the
+  !! simulated device its simulated clock, so one program times a GPU and predicts the same
+  !! run on a profile.
+  subroutine tidal_clock(ctx, seconds, status)
+    use tidal_c, only: c_clock => tidal_clock
+    type(tidal_ctx), intent(in) :: ctx
+    real(real64), intent(out) :: seconds
+    integer, intent(out) :: status
+    real(c_double) :: value
+    seconds = 0
+    if (.not. tidal_has_context(ctx, 'tidal_clock', status)) return
+    value = 0
+    call tidal_from_c(c_clock(ctx%handle, value), status)
+    if (status == TIDAL_OK) seconds = value
+  end subroutine tidal_clock
 
   !> The runtime in use and how many devices it has.
   subroutine tidal_get_system(ctx, system, status)

@@ -15,16 +15,20 @@ module tidal_c
                                          c_ptr, c_size_t, c_null_ptr
   use tidal_constants, only: TIDAL_KIND_AUTO, TIDAL_DEVICE_DEFAULT, TIDAL_TAG_MAX, &
                              TIDAL_XNACK_NOT_APPLICABLE, TIDAL_LOCATION_NONE, &
-                             TIDAL_COHERENCY_UNKNOWN, TIDAL_CHECK_TOUCH_READ
+                             TIDAL_COHERENCY_UNKNOWN, TIDAL_CHECK_TOUCH_READ, TIDAL_ACCESS_READ
   implicit none
   private
   public :: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
-            tidal_system_info, tidal_device_info, tidal_pool_stats
+            tidal_system_info, tidal_device_info, tidal_pool_stats, tidal_access, &
+            tidal_migration_stats
   public :: tidal_version_number, tidal_version_string, tidal_status_name, &
             tidal_status_string, tidal_last_error, tidal_context_create, &
             tidal_context_create_from_file, tidal_context_create_from_string, &
             tidal_context_destroy, tidal_kind_name, tidal_alloc, tidal_free, &
-            tidal_pointer_query, tidal_prefetch, tidal_range_query, tidal_stream_create, &
+            tidal_alloc_async, tidal_free_async, &
+            tidal_pointer_query, tidal_prefetch, tidal_range_query, tidal_advise, &
+            tidal_declare, tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
+            tidal_stream_create, &
             tidal_stream_destroy, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
             tidal_register, tidal_unregister, tidal_check_run, &
             tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
@@ -96,7 +100,36 @@ module tidal_c
      integer(c_int32_t) :: repeat = 1          ! uint32_t
      integer(c_int64_t) :: result = 0          ! uint64_t, out
      real(c_double) :: elapsed_ms = 0.0_c_double ! out
+     type(c_ptr) :: stream = c_null_ptr        ! the caller's stream; c_null_ptr = tidal's own
   end type tidal_check
+
+  !> tidal_access: one range the work about to be queued on a stream will touch
+  !! (tidal_declare). Every element of one call has the same struct_size.
+  type, bind(C) :: tidal_access
+     integer(c_size_t) :: struct_size = 0
+     type(c_ptr) :: ptr = c_null_ptr           ! inside a live tidal allocation
+     integer(c_size_t) :: size = 0             ! bytes, > 0
+     integer(c_int32_t) :: device = 0          ! index, or TIDAL_DEVICE_HOST
+     integer(c_int32_t) :: mode = TIDAL_ACCESS_READ ! uint32_t, TIDAL_ACCESS_*
+  end type tidal_access
+
+  !> tidal_migration_stats: what the scheduler did on one device.
+  type, bind(C) :: tidal_migration_stats
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int64_t) :: budget = 0                  ! uint64_t, likewise below; 0 = no limit
+     integer(c_int64_t) :: resident_bytes = 0
+     integer(c_int64_t) :: resident_high_water = 0
+     integer(c_int64_t) :: protected_bytes = 0
+     integer(c_int64_t) :: declared_ranges = 0
+     integer(c_int64_t) :: migrated_bytes = 0
+     integer(c_int64_t) :: resident_hits = 0
+     integer(c_int64_t) :: migration_calls = 0
+     integer(c_int64_t) :: noops = 0
+     integer(c_int64_t) :: evictions = 0
+     integer(c_int64_t) :: evicted_bytes = 0
+     integer(c_int64_t) :: dropped_bytes = 0
+     integer(c_int64_t) :: budget_refusals = 0
+  end type tidal_migration_stats
 
   !> tidal_system_info: the runtime in use and how many devices it has.
   type, bind(C) :: tidal_system_info
@@ -235,6 +268,33 @@ module tidal_c
        type(c_ptr), value :: ptr
        integer(c_int) :: status
      end function tidal_free
+  end interface
+
+  interface
+     ! tidal_status tidal_alloc_async(tidal_context *ctx, size_t size,
+     !                                const tidal_alloc_desc *desc, void *stream, void **out);
+     ! desc is optional, as for tidal_alloc.
+     function tidal_alloc_async(ctx, size, desc, stream, out) result(status) &
+          bind(C, name='tidal_alloc_async')
+       import :: c_int, c_ptr, c_size_t, tidal_alloc_desc
+       type(c_ptr), value :: ctx
+       integer(c_size_t), value :: size
+       type(tidal_alloc_desc), intent(in), optional :: desc
+       type(c_ptr), value :: stream
+       type(c_ptr), intent(out) :: out
+       integer(c_int) :: status
+     end function tidal_alloc_async
+  end interface
+
+  interface
+     ! tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *stream);
+     function tidal_free_async(ctx, ptr, stream) result(status) bind(C, name='tidal_free_async')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       type(c_ptr), value :: stream
+       integer(c_int) :: status
+     end function tidal_free_async
   end interface
 
   interface
@@ -394,11 +454,72 @@ module tidal_c
      end function tidal_check_run
   end interface
 
-  ! ---- Access declarations and advice: RESERVED ------------------------------------------
-  ! The scheduler issue adds the C calls that declare which ranges a stream's work will read
-  ! and write, and explicit advice calls. Their interface blocks belong here, one per C
-  ! function, written from tidal.h once the header has them (check_mirror.py then fails
-  ! until they are added). No signature is guessed ahead of the header.
+  ! ---- Advice, access declarations, budgets, the runtime's clock ------------------------
+  interface
+     ! tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set,
+     !                           uint32_t unset);
+     function tidal_advise(ctx, ptr, size, set, unset) result(status) &
+          bind(C, name='tidal_advise')
+       import :: c_int, c_int32_t, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_size_t), value :: size
+       integer(c_int32_t), value :: set               ! uint32_t, TIDAL_ADVICE_*
+       integer(c_int32_t), value :: unset             ! uint32_t, TIDAL_ADVICE_*
+       integer(c_int) :: status
+     end function tidal_advise
+  end interface
+
+  interface
+     ! tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses,
+     !                            size_t count, uint32_t flags);
+     ! count 0 just ends the stream's phase (accesses is then not read).
+     function tidal_declare(ctx, stream, accesses, count, flags) result(status) &
+          bind(C, name='tidal_declare')
+       import :: c_int, c_int32_t, c_ptr, c_size_t, tidal_access
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: stream
+       type(tidal_access), intent(in) :: accesses(*)
+       integer(c_size_t), value :: count
+       integer(c_int32_t), value :: flags             ! uint32_t, TIDAL_DECLARE_*
+       integer(c_int) :: status
+     end function tidal_declare
+  end interface
+
+  interface
+     ! tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes);
+     function tidal_budget_set(ctx, device, bytes) result(status) &
+          bind(C, name='tidal_budget_set')
+       import :: c_int, c_int32_t, c_int64_t, c_ptr
+       type(c_ptr), value :: ctx
+       integer(c_int32_t), value :: device
+       integer(c_int64_t), value :: bytes             ! uint64_t; 0 removes the limit
+       integer(c_int) :: status
+     end function tidal_budget_set
+  end interface
+
+  interface
+     ! tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device,
+     !                                        tidal_migration_stats *stats);
+     function tidal_migration_stats_get(ctx, device, stats) result(status) &
+          bind(C, name='tidal_migration_stats_get')
+       import :: c_int, c_int32_t, c_ptr, tidal_migration_stats
+       type(c_ptr), value :: ctx
+       integer(c_int32_t), value :: device
+       type(tidal_migration_stats), intent(inout) :: stats ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_migration_stats_get
+  end interface
+
+  interface
+     ! tidal_status tidal_clock(tidal_context *ctx, double *seconds);
+     function tidal_clock(ctx, seconds) result(status) bind(C, name='tidal_clock')
+       import :: c_double, c_int, c_ptr
+       type(c_ptr), value :: ctx
+       real(c_double), intent(out) :: seconds
+       integer(c_int) :: status
+     end function tidal_clock
+  end interface
 
   interface
      ! tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_info *info);

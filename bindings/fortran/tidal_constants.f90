@@ -90,6 +90,7 @@ module tidal_constants
   integer(c_int), parameter :: TIDAL_CHECK_TRIAD = 6
   integer(c_int), parameter :: TIDAL_CHECK_ATOMIC_ADD = 7
   integer(c_int), parameter :: TIDAL_CHECK_RUNTIME_COPY = 8
+  integer(c_int), parameter :: TIDAL_CHECK_SPIN = 9
 
   ! ---- XNACK state (enum tidal_xnack) ---------------------------------------------------
   integer(c_int), parameter :: TIDAL_XNACK_NOT_APPLICABLE = 0
@@ -106,8 +107,13 @@ module tidal_constants
   integer(c_int32_t), parameter :: TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS = int(z'20', c_int32_t)
   integer(c_int32_t), parameter :: TIDAL_DEVICE_FLAG_FINE_GRAINED = int(z'40', c_int32_t)
 
-  ! ---- Access declarations and advice calls: RESERVED ------------------------------------
-  ! The C ABI gains access declarations (and explicit advice calls) with the scheduler issue.
-  ! Their constants go here, copied from tidal.h once it defines them; nothing is invented
-  ! ahead of the header.
+  ! ---- Access declarations (TIDAL_ACCESS_*, tidal_access%mode) --------------------------
+  integer(c_int32_t), parameter :: TIDAL_ACCESS_READ = int(z'01', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ACCESS_WRITE = int(z'02', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ACCESS_READ_WRITE = int(z'03', c_int32_t)
+
+  ! ---- tidal_declare flags (TIDAL_DECLARE_*) ---------------------------------------------
+  ! LOOKAHEAD: the ranges are for the stream's NEXT phase (start moving now, order nothing).
+  integer(c_int32_t), parameter :: TIDAL_DECLARE_LOOKAHEAD = int(z'01', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_DECLARE_FLAGS_ALL = int(z'01', c_int32_t)
 end module tidal_constants

@@ -43,6 +43,35 @@ DevicePool::DevicePool(BlockSource &source, PoolSettings settings, EventOracle *
     fast_small_max_ = small_cached_ ? settings_.small_max : 0;
     if (events)
         pending_ = std::make_unique<StreamOrderedFree>(*events);
+    events_ = events;
+}
+
+bool DevicePool::sole_stream(StreamHandle stream) noexcept
+{
+    if (!events_ || !settings_.enabled)
+        return false;
+    uint32_t m = mode_.load(std::memory_order_seq_cst);
+    if (m == kUnused) {
+        std::lock_guard lock(mode_mutex_);
+        m = mode_.load(std::memory_order_seq_cst);
+        if (m == kUnused) {
+            sole_ = stream.native;
+            mode_.store(kSingle, std::memory_order_seq_cst);
+            return true;
+        }
+    }
+    return m == kSingle && sole_ == stream.native;
+}
+
+void DevicePool::leave_single()
+{
+    std::lock_guard lock(mode_mutex_);
+    if (mode_.load(std::memory_order_seq_cst) != kSingle)
+        return;
+    // Switch first, then wait: a free on the sole stream that still saw kSingle queued its
+    // work before this store, so the wait below covers it; one that sees kMany is held.
+    mode_.store(kMany, std::memory_order_seq_cst);
+    events_->synchronize(StreamHandle{sole_});
 }
 
 DevicePool::~DevicePool()

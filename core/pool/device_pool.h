@@ -10,6 +10,13 @@
 // thread-cache hit takes no lock. The pool must not be destroyed while another thread is
 // inside one of its calls; threads that still hold caches of it may live on (their caches are
 // detached). Destruction gives all memory back upstream, including blocks still handed out.
+//
+// One stream only: while every stream-ordered call a pool has seen named the same stream S
+// (PyTorch's usual case), a block freed on S goes straight back to the free lists -- reusable
+// at once by any allocation on S, whatever its size, as in PyTorch's caching allocator. The
+// first call that could hand such a block to other work (another stream, or a synchronous
+// allocation) first waits for S once; from then on frees on streams are held per stream
+// until an event says they are safe.
 #pragma once
 
 #include <atomic>
@@ -114,6 +121,30 @@ private:
     mutable CoalescingPool large_; // stats() merges its deferred frees: nothing a caller can observe
     ThreadCacheRegistry caches_; // after both halves: detaches every cache before they go
     std::unique_ptr<StreamOrderedFree> pending_;
+    EventOracle *events_;
+
+    // One-stream mode (see the top of the file). `mode_` is read on every call, so it is an
+    // atomic apart from the mutex that guards the switch; `sole_` is written before mode_
+    // becomes single and never changes after.
+    enum Mode : uint32_t { kUnused = 0, kSingle = 1, kMany = 2 };
+    std::atomic<uint32_t> mode_{kUnused};
+    void *sole_ = nullptr;
+    std::mutex mode_mutex_;
+    // True when a free on `stream` may go straight to the free lists.
+    bool sole_stream(StreamHandle stream) noexcept;
+    // Before synchronous use or use on another stream: leave one-stream mode, waiting for
+    // the sole stream once. Throws the oracle's error.
+    void leave_single() ;
+    void check_mode_for(const StreamHandle *stream)
+    {
+        const uint32_t m = mode_.load(std::memory_order_seq_cst);
+        if (m == kSingle) [[unlikely]] {
+            if (!stream || stream->native != sole_)
+                leave_single();
+        } else if (m == kUnused && stream && events_) [[unlikely]] {
+            sole_stream(*stream);
+        }
+    }
 
     // Counters of what neither a thread cache nor the coalescing pool counts: small blocks
     // without a cache, stream-ordered frees and reuses, pass-through blocks.
@@ -131,6 +162,7 @@ private:
 
 inline void *DevicePool::allocate(size_t size, size_t alignment, bool *reused)
 {
+    check_mode_for(nullptr);
     if (fast_eligible(size, alignment)) [[likely]] {
         ThreadCache *c = ThreadCache::hot();
         if (c && c->key() == caches_.key()) [[likely]] {
@@ -146,7 +178,9 @@ inline void *DevicePool::allocate(size_t size, size_t alignment, bool *reused)
 
 inline void *DevicePool::allocate(size_t size, size_t alignment, StreamHandle stream, bool *reused)
 {
-    // A cached block has no pending work: it is as good on `stream` as anywhere.
+    check_mode_for(&stream);
+    // A cached block has no pending work (or, in one-stream mode, only work on `stream`): it
+    // is as good on `stream` as anywhere.
     if (fast_eligible(size, alignment)) [[likely]] {
         ThreadCache *c = ThreadCache::hot();
         if (c && c->key() == caches_.key()) [[likely]] {
@@ -172,6 +206,10 @@ inline void DevicePool::deallocate(void *p, size_t size, size_t alignment)
 
 inline void DevicePool::deallocate(void *p, size_t size, size_t alignment, StreamHandle stream)
 {
+    if (mode_.load(std::memory_order_seq_cst) != kMany && sole_stream(stream)) [[likely]] {
+        deallocate(p, size, alignment); // only work on the sole stream can follow: free it now
+        return;
+    }
     deallocate_slow(p, size, alignment, &stream);
 }
 

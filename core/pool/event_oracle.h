@@ -23,6 +23,8 @@ public:
     virtual bool complete(Token token) noexcept = 0;
     // The pool is done with `token` (its event may be reused or destroyed).
     virtual void retire(Token token) noexcept = 0;
+    // Waits until all work enqueued on `stream` so far has finished. Throws tidal::Error.
+    virtual void synchronize(StreamHandle stream) = 0;
 };
 
 } // namespace tidal::pool

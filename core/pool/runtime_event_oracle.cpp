@@ -53,6 +53,12 @@ bool RuntimeEventOracle::complete(Token token) noexcept
     return events_.complete(event);
 }
 
+void RuntimeEventOracle::synchronize(StreamHandle stream)
+{
+    runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), stream.native),
+                   "waiting for a stream before its freed blocks serve other work");
+}
+
 void RuntimeEventOracle::retire(Token token) noexcept
 {
     void *event = nullptr;

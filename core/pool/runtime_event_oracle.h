@@ -20,6 +20,7 @@ public:
     Token record(StreamHandle stream) override;
     bool complete(Token token) noexcept override;
     void retire(Token token) noexcept override;
+    void synchronize(StreamHandle stream) override;
 
 private:
     Runtime &runtime_;

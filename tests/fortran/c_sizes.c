@@ -18,6 +18,8 @@ size_t tidal_test_sizeof(const char *type)
     SIZE(tidal_check)
     SIZE(tidal_system_info)
     SIZE(tidal_device_info)
+    SIZE(tidal_access)
+    SIZE(tidal_migration_stats)
     return 0;
 }
 
@@ -63,6 +65,7 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_check, repeat)
     FIELD(tidal_check, result)
     FIELD(tidal_check, elapsed_ms)
+    FIELD(tidal_check, stream)
 
     FIELD(tidal_system_info, struct_size)
     FIELD(tidal_system_info, runtime)
@@ -80,6 +83,27 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_device_info, flags)
     FIELD(tidal_device_info, xnack)
     FIELD(tidal_device_info, numa_node)
+
+    FIELD(tidal_access, struct_size)
+    FIELD(tidal_access, ptr)
+    FIELD(tidal_access, size)
+    FIELD(tidal_access, device)
+    FIELD(tidal_access, mode)
+
+    FIELD(tidal_migration_stats, struct_size)
+    FIELD(tidal_migration_stats, budget)
+    FIELD(tidal_migration_stats, resident_bytes)
+    FIELD(tidal_migration_stats, resident_high_water)
+    FIELD(tidal_migration_stats, protected_bytes)
+    FIELD(tidal_migration_stats, declared_ranges)
+    FIELD(tidal_migration_stats, migrated_bytes)
+    FIELD(tidal_migration_stats, resident_hits)
+    FIELD(tidal_migration_stats, migration_calls)
+    FIELD(tidal_migration_stats, noops)
+    FIELD(tidal_migration_stats, evictions)
+    FIELD(tidal_migration_stats, evicted_bytes)
+    FIELD(tidal_migration_stats, dropped_bytes)
+    FIELD(tidal_migration_stats, budget_refusals)
     return -1;
 }
 
@@ -155,6 +179,7 @@ long long tidal_test_constant(const char *name, int *found)
     CONSTANT(TIDAL_CHECK_TRIAD)
     CONSTANT(TIDAL_CHECK_ATOMIC_ADD)
     CONSTANT(TIDAL_CHECK_RUNTIME_COPY)
+    CONSTANT(TIDAL_CHECK_SPIN)
 
     CONSTANT(TIDAL_XNACK_NOT_APPLICABLE)
     CONSTANT(TIDAL_XNACK_ON)
@@ -168,6 +193,12 @@ long long tidal_test_constant(const char *name, int *found)
     CONSTANT(TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT)
     CONSTANT(TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS)
     CONSTANT(TIDAL_DEVICE_FLAG_FINE_GRAINED)
+
+    CONSTANT(TIDAL_ACCESS_READ)
+    CONSTANT(TIDAL_ACCESS_WRITE)
+    CONSTANT(TIDAL_ACCESS_READ_WRITE)
+    CONSTANT(TIDAL_DECLARE_LOOKAHEAD)
+    CONSTANT(TIDAL_DECLARE_FLAGS_ALL)
     return 0;
 }
 

@@ -6,7 +6,7 @@ program test_abi_layout
   use, intrinsic :: iso_fortran_env, only: int64
   use tidal_constants
   use tidal_c, only: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
-                     tidal_system_info, tidal_device_info
+                     tidal_system_info, tidal_device_info, tidal_access, tidal_migration_stats
   use tidal_test_support, only: expect, expect_equal_int
   implicit none
 
@@ -39,6 +39,8 @@ program test_abi_layout
   type(tidal_check), target :: check
   type(tidal_system_info), target :: system_info
   type(tidal_device_info), target :: device_info
+  type(tidal_access), target :: access
+  type(tidal_migration_stats), target :: migration
   integer :: checked = 0
 
   call size_is('tidal_alloc_desc', c_sizeof(desc))
@@ -83,6 +85,7 @@ program test_abi_layout
   call offset_is('tidal_check', 'repeat', c_loc(check), c_loc(check%repeat))
   call offset_is('tidal_check', 'result', c_loc(check), c_loc(check%result))
   call offset_is('tidal_check', 'elapsed_ms', c_loc(check), c_loc(check%elapsed_ms))
+  call offset_is('tidal_check', 'stream', c_loc(check), c_loc(check%stream))
 
   call size_is('tidal_system_info', c_sizeof(system_info))
   call offset_is('tidal_system_info', 'struct_size', c_loc(system_info), c_loc(system_info%struct_size))
@@ -104,6 +107,29 @@ program test_abi_layout
   call offset_is('tidal_device_info', 'xnack', c_loc(device_info), c_loc(device_info%xnack))
   call offset_is('tidal_device_info', 'numa_node', c_loc(device_info), c_loc(device_info%numa_node))
 
+  call size_is('tidal_access', c_sizeof(access))
+  call offset_is('tidal_access', 'struct_size', c_loc(access), c_loc(access%struct_size))
+  call offset_is('tidal_access', 'ptr', c_loc(access), c_loc(access%ptr))
+  call offset_is('tidal_access', 'size', c_loc(access), c_loc(access%size))
+  call offset_is('tidal_access', 'device', c_loc(access), c_loc(access%device))
+  call offset_is('tidal_access', 'mode', c_loc(access), c_loc(access%mode))
+
+  call size_is('tidal_migration_stats', c_sizeof(migration))
+  call offset_is('tidal_migration_stats', 'struct_size', c_loc(migration), c_loc(migration%struct_size))
+  call offset_is('tidal_migration_stats', 'budget', c_loc(migration), c_loc(migration%budget))
+  call offset_is('tidal_migration_stats', 'resident_bytes', c_loc(migration), c_loc(migration%resident_bytes))
+  call offset_is('tidal_migration_stats', 'resident_high_water', c_loc(migration), c_loc(migration%resident_high_water))
+  call offset_is('tidal_migration_stats', 'protected_bytes', c_loc(migration), c_loc(migration%protected_bytes))
+  call offset_is('tidal_migration_stats', 'declared_ranges', c_loc(migration), c_loc(migration%declared_ranges))
+  call offset_is('tidal_migration_stats', 'migrated_bytes', c_loc(migration), c_loc(migration%migrated_bytes))
+  call offset_is('tidal_migration_stats', 'resident_hits', c_loc(migration), c_loc(migration%resident_hits))
+  call offset_is('tidal_migration_stats', 'migration_calls', c_loc(migration), c_loc(migration%migration_calls))
+  call offset_is('tidal_migration_stats', 'noops', c_loc(migration), c_loc(migration%noops))
+  call offset_is('tidal_migration_stats', 'evictions', c_loc(migration), c_loc(migration%evictions))
+  call offset_is('tidal_migration_stats', 'evicted_bytes', c_loc(migration), c_loc(migration%evicted_bytes))
+  call offset_is('tidal_migration_stats', 'dropped_bytes', c_loc(migration), c_loc(migration%dropped_bytes))
+  call offset_is('tidal_migration_stats', 'budget_refusals', c_loc(migration), c_loc(migration%budget_refusals))
+
   ! Default initialisation stands in for the *_INIT macros: the values they set must match.
   call expect(desc%kind == TIDAL_KIND_AUTO .and. desc%device == TIDAL_DEVICE_DEFAULT .and. &
               .not. c_associated(desc%tag) .and. desc%hints == 0, 'tidal_alloc_desc defaults')
@@ -111,7 +137,11 @@ program test_abi_layout
               'tidal_device_info defaults')
   call expect(range_info%last_prefetch_location == TIDAL_LOCATION_NONE .and. &
               range_info%preferred_location == TIDAL_LOCATION_NONE, 'tidal_range_info defaults')
-  call expect(check%repeat == 1 .and. check%kind == TIDAL_CHECK_TOUCH_READ, 'tidal_check defaults')
+  call expect(check%repeat == 1 .and. check%kind == TIDAL_CHECK_TOUCH_READ .and. &
+              .not. c_associated(check%stream), 'tidal_check defaults')
+  call expect(access%mode == TIDAL_ACCESS_READ .and. access%device == 0 .and. &
+              .not. c_associated(access%ptr) .and. access%size == 0, 'tidal_access defaults')
+  call expect(migration%budget == 0 .and. migration%evictions == 0, 'tidal_migration_stats defaults')
 
   ! Every constant of tidal_constants, by its C name (check_mirror.py makes sure none is
   ! missing from this list).
@@ -171,6 +201,7 @@ program test_abi_layout
   call constant_is('TIDAL_CHECK_TRIAD', TIDAL_CHECK_TRIAD)
   call constant_is('TIDAL_CHECK_ATOMIC_ADD', TIDAL_CHECK_ATOMIC_ADD)
   call constant_is('TIDAL_CHECK_RUNTIME_COPY', TIDAL_CHECK_RUNTIME_COPY)
+  call constant_is('TIDAL_CHECK_SPIN', TIDAL_CHECK_SPIN)
   call constant_is('TIDAL_XNACK_NOT_APPLICABLE', TIDAL_XNACK_NOT_APPLICABLE)
   call constant_is('TIDAL_XNACK_ON', TIDAL_XNACK_ON)
   call constant_is('TIDAL_XNACK_OFF', TIDAL_XNACK_OFF)
@@ -182,6 +213,11 @@ program test_abi_layout
   call constant_is('TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT', TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT)
   call constant_is('TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS', TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS)
   call constant_is('TIDAL_DEVICE_FLAG_FINE_GRAINED', TIDAL_DEVICE_FLAG_FINE_GRAINED)
+  call constant_is('TIDAL_ACCESS_READ', TIDAL_ACCESS_READ)
+  call constant_is('TIDAL_ACCESS_WRITE', TIDAL_ACCESS_WRITE)
+  call constant_is('TIDAL_ACCESS_READ_WRITE', TIDAL_ACCESS_READ_WRITE)
+  call constant_is('TIDAL_DECLARE_LOOKAHEAD', TIDAL_DECLARE_LOOKAHEAD)
+  call constant_is('TIDAL_DECLARE_FLAGS_ALL', TIDAL_DECLARE_FLAGS_ALL)
   call expect(TIDAL_VERSION_STRING == c_string(c_version_string()), &
               'TIDAL_VERSION_STRING is the header''s ("' // c_string(c_version_string()) // '")')
 

@@ -160,6 +160,13 @@ public:
             if (e.stream == stream)
                 e.done = true;
     }
+    void synchronize(StreamHandle stream) override
+    {
+        finish(stream);
+        std::lock_guard lock(mutex_);
+        ++syncs_;
+    }
+    size_t syncs() const { std::lock_guard lock(mutex_); return syncs_; }
     void fail_next_record() { std::lock_guard lock(mutex_); fail_next_record_ = true; }
     size_t recorded() const { std::lock_guard lock(mutex_); return events_.size(); }
     size_t unretired() const
@@ -178,10 +185,17 @@ private:
     mutable std::mutex mutex_;
     std::vector<Event> events_;
     bool fail_next_record_ = false;
-    size_t queries_ = 0, double_retires_ = 0;
+    size_t queries_ = 0, double_retires_ = 0, syncs_ = 0;
 };
 
 StreamHandle stream(uintptr_t id) { return StreamHandle{reinterpret_cast<void *>(id)}; }
+
+// Two streams seen: the pool leaves one-stream mode and holds stream frees per stream.
+void use_two_streams(DevicePool &pool)
+{
+    pool.deallocate(pool.allocate(256, 256, stream(98)), 256, 256, stream(98));
+    pool.deallocate(pool.allocate(256, 256, stream(99)), 256, 256); // synchronous: nothing held
+}
 
 uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 
@@ -558,6 +572,7 @@ TEST_CASE("pool: a block freed on a stream is reused there at once, elsewhere af
         PoolSettings s;
         s.thread_cache_blocks = 0; // every block visible to the shared lists
         DevicePool pool(src, s, &events);
+        use_two_streams(pool);
         void *p = pool.allocate(4 * KiB, 256, a);
         pool.deallocate(p, 4 * KiB, 256, a);
         CHECK(pool.stats().pending_bytes == 4 * KiB);
@@ -589,14 +604,16 @@ TEST_CASE("pool: a block freed on a stream is reused there at once, elsewhere af
         PoolSettings s;
         s.growth = 16 * MiB; // one block per chunk: which chunk a block sits in says everything
         DevicePool pool(src, s, &events);
+        use_two_streams(pool);
+        const size_t base_acquires = src.acquires();
         void *p = pool.allocate(16 * MiB, 256, a);
         pool.deallocate(p, 16 * MiB, 256, a);
         void *q = pool.allocate(16 * MiB, 256, b);
         CHECK(q != p);
-        CHECK(src.acquires() == 2);
+        CHECK(src.acquires() == base_acquires + 2);
         void *r = pool.allocate(16 * MiB); // synchronous: also not p
         CHECK(r != p);
-        CHECK(src.acquires() == 3);
+        CHECK(src.acquires() == base_acquires + 3);
         pool.deallocate(r, 16 * MiB);
         pool.deallocate(q, 16 * MiB, 256, b);
         events.finish(a);
@@ -605,7 +622,7 @@ TEST_CASE("pool: a block freed on a stream is reused there at once, elsewhere af
         for (int i = 0; i < 3; ++i)
             got.insert(pool.allocate(16 * MiB, 256, b));
         CHECK(got == std::set<void *>{p, q, r});
-        CHECK(src.acquires() == 3);
+        CHECK(src.acquires() == base_acquires + 3);
         for (void *o : got)
             pool.deallocate(o, 16 * MiB);
     }
@@ -614,6 +631,7 @@ TEST_CASE("pool: a block freed on a stream is reused there at once, elsewhere af
         PoolSettings s;
         s.growth = 16 * MiB;
         DevicePool pool(src, s, &events);
+        use_two_streams(pool);
         void *p = pool.allocate(16 * MiB, 256, a);
         pool.deallocate(p, 16 * MiB, 256, a); // no event yet: recorded lazily
         CHECK(events.recorded() == 0);
@@ -637,6 +655,7 @@ TEST_CASE("pool: a block freed on a stream is reused there at once, elsewhere af
         PoolSettings s;
         s.thread_cache_blocks = 0;
         DevicePool pool(src, s, &events);
+        use_two_streams(pool);
         std::vector<void *> blocks;
         for (int i = 0; i < 10; ++i)
             blocks.push_back(pool.allocate(4 * KiB << (i % 3), 256, a));
@@ -652,6 +671,40 @@ TEST_CASE("pool: a block freed on a stream is reused there at once, elsewhere af
     CHECK(events.unretired() == 0); // every event the pools recorded was handed back
     CHECK(events.double_retires() == 0);
     CHECK(src.live() == 0);
+}
+
+TEST_CASE("pool: with one stream only, a freed block serves any size on that stream at once")
+{
+    MallocSource src;
+    FakeEvents events;
+    PoolSettings s;
+    s.growth = 16 * MiB;
+    s.thread_cache_large_bytes = 0; // a thread-cached large block is kept for its own size
+    DevicePool pool(src, s, &events);
+    const StreamHandle a = stream(1);
+    void *p = pool.allocate(16 * MiB, 256, a);
+    pool.deallocate(p, 16 * MiB, 256, a);
+    CHECK(pool.stats().pending_bytes == 0); // not held: only work on `a` can follow
+    void *q = pool.allocate(8 * MiB, 256, a); // another size, same chunk: no new memory
+    CHECK(src.acquires() == 1);
+    CHECK(reinterpret_cast<uintptr_t>(q) >= reinterpret_cast<uintptr_t>(p));
+    CHECK(reinterpret_cast<uintptr_t>(q) < reinterpret_cast<uintptr_t>(p) + 16 * MiB);
+    CHECK(events.syncs() == 0);
+    pool.deallocate(q, 8 * MiB, 256, a);
+    // A synchronous allocation may land on memory `a` still uses: the pool waits for `a` once.
+    void *r = pool.allocate(8 * MiB);
+    CHECK(events.syncs() == 1);
+    pool.deallocate(r, 8 * MiB);
+    // From now on frees on streams are held until their event completes.
+    void *t = pool.allocate(8 * MiB, 256, a);
+    pool.deallocate(t, 8 * MiB, 256, a);
+    CHECK(pool.stats().pending_bytes == 8 * MiB);
+    void *u = pool.allocate(8 * MiB);
+    CHECK(events.syncs() == 1);
+    events.finish(a);
+    pool.trim();
+    pool.deallocate(u, 8 * MiB);
+    CHECK(events.unretired() == 0);
 }
 
 TEST_CASE("pool: a pool without an event oracle refuses stream frees")
