@@ -78,7 +78,12 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     ps.growth = settings_.pool.growth;
     events_ = std::make_unique<EventPool>(*runtime_);
     pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get());
-    scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration);
+    // GPU runtimes' prefetch calls block their thread for much of a migration: a worker
+    // thread issues them. The simulated device never blocks, and its clock must see its calls
+    // in program order, so there they are issued in place.
+    const bool threaded = std::string_view(runtime_->name()) != "sim";
+    scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
+                                                      threaded);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
 }

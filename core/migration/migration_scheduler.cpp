@@ -9,15 +9,17 @@
 
 namespace tidal {
 
+// An event a worker records after a group of runtime calls. Until the worker has run that job
+// the event is unrecorded, and an unrecorded event reads as complete: `seq` guards that.
 struct MigrationScheduler::Batch {
     EventPool &pool;
-    const tidal_rt_ops &ops;
-    void *rt;
     int32_t device;
     void *event;
+    MigrationWorker *worker = nullptr;
+    uint64_t seq = 0; // the job that records it; 0 until submitted
     bool done = false;
 
-    Batch(EventPool &p, const tidal_rt_ops &o, void *r, int32_t d, void *e) : pool(p), ops(o), rt(r), device(d), event(e) {}
+    Batch(EventPool &p, int32_t d, void *e) : pool(p), device(d), event(e) {}
     ~Batch() { pool.release(device, event); }
     Batch(const Batch &) = delete;
     Batch &operator=(const Batch &) = delete;
@@ -25,7 +27,7 @@ struct MigrationScheduler::Batch {
     bool complete()
     {
         if (!done)
-            done = pool.pollable() && pool.complete(event);
+            done = worker && seq && worker->done(seq) && pool.pollable() && pool.complete(event);
         return done;
     }
 };
@@ -43,8 +45,9 @@ std::string where(int32_t device)
 } // namespace
 
 MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, const PolicyChain &chain,
-                                       const tidal_policy_system *system, const MigrationSettings &settings)
-    : runtime_(runtime), events_(events), chain_(chain), system_(system), settings_(settings)
+                                       const tidal_policy_system *system, const MigrationSettings &settings,
+                                       bool threaded)
+    : runtime_(runtime), events_(events), chain_(chain), system_(system), settings_(settings), threaded_(threaded)
 {
     devices_.resize(static_cast<size_t>(std::max(runtime.device_count(), 0)));
     for (DeviceState &d : devices_) {
@@ -56,6 +59,15 @@ MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, cons
 MigrationScheduler::~MigrationScheduler()
 {
     const tidal_rt_ops &ops = runtime_.ops();
+    for (DeviceState &d : devices_) {
+        if (!d.steps.empty() && d.worker) // queued by a declaration that threw: still issue them
+            d.worker->submit([steps = std::move(d.steps)] {
+                for (const auto &step : steps)
+                    step();
+            });
+        d.worker.reset(); // runs what is queued, then joins
+    }
+    unsubmitted_.clear();
     for (auto &[stream, phases] : phases_)
         for (Closing &c : phases.closing)
             events_.release(c.device, c.event);
@@ -87,6 +99,8 @@ void *MigrationScheduler::migration_stream(int32_t d)
         runtime_.check(ops.stream_create(runtime_.instance(), d, &s),
                        [&] { return fmt::format("creating a migration stream on device {}", d); });
         ds.streams.push_back(s);
+        if (!ds.worker)
+            ds.worker = std::make_unique<MigrationWorker>(threaded_);
         return s;
     }
     void *s = ds.streams[ds.next_stream % ds.streams.size()];
@@ -270,25 +284,31 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
     const int32_t d = u.device;
     DeviceState &ds = device(d);
     const void *ptr = reinterpret_cast<const void *>(start);
-    const tidal_rt_ops &ops = runtime_.ops();
+    const size_t size = u.size;
     // Read-only data with read-mostly advice has a valid host copy: collapsing the duplicates
     // onto the host (preferred location host, then unset read-mostly) drops the device copy
     // with no copy back. Written data must travel back (~10 GB/s on the H200).
-    const bool clean = !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) && ops.advise;
+    const bool clean = !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) && runtime_.ops().advise;
+    void *ms = migration_stream(d);
     if (clean) {
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, d);
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, d);
-        if (u.advice & TIDAL_ADVICE_PREFERRED_DEVICE)
-            runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, u.alloc_device);
-        else if (!(u.advice & TIDAL_ADVICE_PREFERRED_HOST))
-            runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, d);
-        ds.stats.dropped_bytes += u.size;
+        const uint32_t advice = u.advice;
+        const int32_t home = u.alloc_device;
+        ds.steps.push_back([this, ptr, size, d, advice, home] {
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, d);
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, d);
+            if (advice & TIDAL_ADVICE_PREFERRED_DEVICE)
+                runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, home);
+            else if (!(advice & TIDAL_ADVICE_PREFERRED_HOST))
+                runtime_.advise(ptr, size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, d);
+        });
+        ds.stats.dropped_bytes += size;
     } else {
-        void *ms = migration_stream(d);
-        runtime_.check(ops.prefetch(runtime_.instance(), ptr, u.size, TIDAL_RT_LOCATION_HOST, ms),
-                       [&] { return fmt::format("evicting {} bytes at {} from device {}", u.size, ptr, d); });
-        ds.stats.evicted_bytes += u.size;
+        ds.steps.push_back([this, ptr, size, d, ms] {
+            runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
+                           [&] { return fmt::format("evicting {} bytes at {} from device {}", size, ptr, d); });
+        });
+        ds.stats.evicted_bytes += size;
     }
     ++ds.stats.evictions;
     ds.resident -= u.size;
@@ -326,40 +346,79 @@ MigrationScheduler::Unit &MigrationScheduler::adopt(uintptr_t start, size_t size
 void MigrationScheduler::apply_advice(Unit &u, uintptr_t start, uint32_t bits)
 {
     bits &= ~u.advice;
-    if (!bits)
+    if (!bits || u.device < 0)
         return;
     const void *ptr = reinterpret_cast<const void *>(start);
-    if (bits & TIDAL_ADVICE_READ_MOSTLY)
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, u.alloc_device);
-    if (bits & TIDAL_ADVICE_PREFERRED_DEVICE)
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, u.alloc_device);
-    if (bits & TIDAL_ADVICE_PREFERRED_HOST)
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
-    if (bits & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, u.alloc_device);
-    if (bits & TIDAL_ADVICE_COARSE_GRAIN)
-        runtime_.advise(ptr, u.size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, u.alloc_device);
+    const size_t size = u.size;
+    const int32_t home = u.alloc_device;
+    device(u.device).steps.push_back([this, ptr, size, home, bits] {
+        if (bits & TIDAL_ADVICE_READ_MOSTLY)
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, home);
+        if (bits & TIDAL_ADVICE_PREFERRED_DEVICE)
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, home);
+        if (bits & TIDAL_ADVICE_PREFERRED_HOST)
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
+        if (bits & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, home);
+        if (bits & TIDAL_ADVICE_COARSE_GRAIN)
+            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, home);
+    });
     u.advice |= bits;
     u.applied |= bits;
 }
 
-void MigrationScheduler::move_in(int32_t d, std::vector<Need> &needs, bool lookahead, void *caller_stream)
+std::shared_ptr<MigrationScheduler::Batch> MigrationScheduler::record_batch(int32_t d, void *ms)
+{
+    auto batch = std::make_shared<Batch>(events_, d, events_.acquire(d));
+    device(d).steps.push_back([this, batch, ms] {
+        runtime_.check(runtime_.ops().event_record(runtime_.instance(), batch->event, ms),
+                       "recording the end of a migration");
+    });
+    unsubmitted_.push_back(batch);
+    return batch;
+}
+
+void MigrationScheduler::submit_steps()
+{
+    for (size_t d = 0; d < devices_.size(); ++d) {
+        DeviceState &ds = devices_[d];
+        if (ds.steps.empty())
+            continue;
+        MigrationWorker &w = *ds.worker;
+        const uint64_t seq = w.submit([steps = std::move(ds.steps)] {
+            for (const auto &step : steps)
+                step();
+        });
+        ds.steps.clear();
+        for (auto &b : unsubmitted_)
+            if (b->device == static_cast<int32_t>(d)) {
+                b->worker = &w;
+                b->seq = seq;
+            }
+    }
+    unsubmitted_.clear();
+}
+
+void MigrationScheduler::wait_for(const std::shared_ptr<Batch> &batch)
+{
+    if (batch->worker && !batch->worker->done(batch->seq))
+        batch->worker->wait(batch->seq);
+}
+
+std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::move_in(int32_t d, std::vector<Need> &needs)
 {
     DeviceState &ds = device(d);
-    const tidal_rt_ops &ops = runtime_.ops();
     std::sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.start < b.start; });
     // Runs of adjacent units of one allocation become one runtime call each (up to the plan's
     // call limit): fewer, larger prefetches run closer to the bus rate.
-    std::vector<std::pair<void *, std::shared_ptr<Batch>>> batches; // per migration stream used
-    auto batch_for = [&](void *ms) -> std::shared_ptr<Batch> & {
-        for (auto &b : batches)
-            if (b.first == ms)
-                return b.second;
-        batches.emplace_back(ms, nullptr);
-        return batches.back().second;
+    std::vector<std::pair<void *, std::vector<Unit *>>> per_stream; // units moved per migration stream
+    auto units_on = [&](void *ms) -> std::vector<Unit *> & {
+        for (auto &p : per_stream)
+            if (p.first == ms)
+                return p.second;
+        per_stream.emplace_back(ms, std::vector<Unit *>{});
+        return per_stream.back().second;
     };
-    std::vector<Unit *> moved_units;
-    std::vector<void *> moved_streams;
     for (size_t i = 0; i < needs.size();) {
         if (!needs[i].move) {
             ++i;
@@ -375,31 +434,26 @@ void MigrationScheduler::move_in(int32_t d, std::vector<Need> &needs, bool looka
             ++j;
         }
         void *ms = migration_stream(d);
-        for (size_t k = i; k < j; ++k)
-            apply_advice(adopt(needs[k].start, needs[k].size, *needs[k].range), needs[k].start, needs[k].advice_set);
+        std::vector<Unit *> &moved = units_on(ms);
+        for (size_t k = i; k < j; ++k) {
+            Unit &u = adopt(needs[k].start, needs[k].size, *needs[k].range);
+            apply_advice(u, needs[k].start, needs[k].advice_set);
+            moved.push_back(&u);
+        }
         const void *ptr = reinterpret_cast<const void *>(needs[i].start);
-        runtime_.check(ops.prefetch(runtime_.instance(), ptr, bytes, d, ms),
-                       [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
+        ds.steps.push_back([this, ptr, bytes, d, ms] {
+            runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, bytes, d, ms),
+                           [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
+        });
         ++ds.stats.migration_calls;
         ds.stats.migrated_bytes += bytes;
-        batch_for(ms); // marks the stream as used
-        for (size_t k = i; k < j; ++k) {
-            moved_units.push_back(&units_.at(needs[k].start));
-            moved_streams.push_back(ms);
-        }
         i = j;
     }
-    for (auto &[ms, batch] : batches) {
-        void *event = events_.acquire(d);
-        const int rc = ops.event_record(runtime_.instance(), event, ms);
-        if (rc != 0) {
-            events_.release(d, event);
-            runtime_.check(rc, "recording the end of a migration");
-        }
-        batch = std::make_shared<Batch>(events_, ops, runtime_.instance(), d, event);
+    for (auto &[ms, moved] : per_stream) {
+        std::shared_ptr<Batch> batch = record_batch(d, ms);
+        for (Unit *u : moved)
+            u->ready = batch;
     }
-    for (size_t k = 0; k < moved_units.size(); ++k)
-        moved_units[k]->ready = batch_for(moved_streams[k]);
 
     std::vector<std::shared_ptr<Batch>> waits;
     for (const Need &n : needs) {
@@ -411,19 +465,21 @@ void MigrationScheduler::move_in(int32_t d, std::vector<Need> &needs, bool looka
         u.last_use = clock_;
         ++u.uses;
         u.mode |= n.range->mode;
-        if (u.ready && !u.ready->complete() &&
-            std::find(waits.begin(), waits.end(), u.ready) == waits.end())
+        if (u.ready && !u.ready->complete() && std::find(waits.begin(), waits.end(), u.ready) == waits.end())
             waits.push_back(u.ready);
     }
-    if (!lookahead)
-        for (const auto &b : waits)
-            runtime_.check(ops.stream_wait_event(runtime_.instance(), caller_stream, b->event),
-                           "ordering the caller's stream after tidal's migrations");
+    return waits;
 }
 
 void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> &ranges, bool lookahead)
 {
     std::lock_guard lock(mutex_);
+    // Whatever is queued when this returns -- normally or by an error after evictions were
+    // booked -- goes to the workers, so the bookkeeping and the device never disagree.
+    struct Submit {
+        MigrationScheduler &s;
+        ~Submit() { s.submit_steps(); }
+    } submit_on_exit{*this};
     ++clock_;
     reap_closing(false);
     StreamPhases &phases = phases_[stream];
@@ -436,39 +492,34 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     if (!lookahead)
         close_phase(stream, phases, event_device);
 
+    std::vector<std::shared_ptr<Batch>> waits;
     // Work on the host: bring what tidal put on a device back first.
-    bool host_moves = false;
     for (const DeclaredRange &r : ranges) {
         if (r.device != TIDAL_DEVICE_HOST)
             continue;
         const uintptr_t lo = reinterpret_cast<uintptr_t>(r.ptr), hi = lo + r.size;
         for (auto it = units_.lower_bound(lo >= settings_.chunk_size ? lo - settings_.chunk_size + 1 : 0);
-             it != units_.end() && it->first < hi; ++it)
-            if (it->first + it->second.size > lo && it->second.device >= 0) {
-                Unit &u = it->second;
-                const int32_t from = u.device;
-                void *ms = migration_stream(from);
-                runtime_.check(runtime_.ops().prefetch(runtime_.instance(), reinterpret_cast<const void *>(it->first),
-                                                       u.size, TIDAL_RT_LOCATION_HOST, ms),
+             it != units_.end() && it->first < hi; ++it) {
+            Unit &u = it->second;
+            if (it->first + u.size <= lo || u.device < 0)
+                continue;
+            const int32_t from = u.device;
+            void *ms = migration_stream(from);
+            const void *ptr = reinterpret_cast<const void *>(it->first);
+            const size_t size = u.size;
+            devices_[static_cast<size_t>(from)].steps.push_back([this, ptr, size, ms] {
+                runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
                                "moving a range declared for the host back from its device");
-                devices_[static_cast<size_t>(from)].resident -= u.size;
-                u.device = -1;
-                u.ready.reset();
-                if (!lookahead) {
-                    void *event = events_.acquire(from);
-                    Batch b(events_, runtime_.ops(), runtime_.instance(), from, event);
-                    runtime_.check(runtime_.ops().event_record(runtime_.instance(), event, ms),
-                                   "recording the end of a move to the host");
-                    runtime_.check(runtime_.ops().stream_wait_event(runtime_.instance(), stream, event),
-                                   "ordering the caller's stream after a move to the host");
-                }
-                host_moves = true;
-            }
+            });
+            devices_[static_cast<size_t>(from)].resident -= size;
+            u.device = -1;
+            u.ready.reset();
+            waits.push_back(record_batch(from, ms));
+        }
     }
-    (void)host_moves;
 
     std::vector<Need> needs = plan(ranges, lookahead);
-    // Per device: check the budget for all of them before anything moves, then move.
+    // Per device: check the budget for all of it before anything moves, then move.
     std::vector<int32_t> devices;
     for (const Need &n : needs)
         if (std::find(devices.begin(), devices.end(), n.range->device) == devices.end())
@@ -490,12 +541,24 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     }
     std::vector<UnitRef> &target = lookahead ? phases.lookahead : phases.current;
     for (size_t i = 0; i < devices.size(); ++i) {
-        move_in(devices[i], per_device[i], lookahead, stream);
+        for (auto &b : move_in(devices[i], per_device[i]))
+            if (std::find(waits.begin(), waits.end(), b) == waits.end())
+                waits.push_back(b);
         for (const Need &n : per_device[i]) {
             Unit &u = units_.at(n.start);
             ++u.protect;
             target.push_back(UnitRef{n.start, u.id});
         }
+    }
+    submit_steps();
+    if (lookahead)
+        return; // the stream's next plain declaration waits for these
+    // The caller's stream waits for the moves its work needs. The worker must have issued
+    // them (and recorded their events) first: waiting on an unrecorded event waits for nothing.
+    for (const auto &b : waits) {
+        wait_for(b);
+        runtime_.check(runtime_.ops().stream_wait_event(runtime_.instance(), stream, b->event),
+                       "ordering the caller's stream after tidal's migrations");
     }
 }
 
@@ -516,17 +579,28 @@ void MigrationScheduler::end_phase(void *stream)
 void MigrationScheduler::prefetch(const DeclaredRange &r)
 {
     std::lock_guard lock(mutex_);
+    struct Submit {
+        MigrationScheduler &s;
+        ~Submit() { s.submit_steps(); }
+    } submit_on_exit{*this};
     ++clock_;
     reap_closing(false);
-    const tidal_rt_ops &ops = runtime_.ops();
     const int32_t location = r.device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : r.device;
-    auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
     const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
     const uint64_t chunk = settings_.chunk_size;
     const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
+    // Queued moves of this range (lookahead) go first; then one call for exactly the range,
+    // issued here and waited for, as a hand-written program would.
+    for (DeviceState &ds : devices_)
+        if (ds.worker)
+            ds.worker->drain();
+    auto issue = [&] {
+        auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
+        runtime_.check(runtime_.ops().prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
+        runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), nullptr), what);
+    };
     if (r.device == TIDAL_DEVICE_HOST) {
-        runtime_.check(ops.prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
-        runtime_.check(ops.stream_synchronize(runtime_.instance(), nullptr), what);
+        issue();
         for (uint64_t i = lo / chunk; i * chunk < hi; ++i)
             if (auto it = units_.find(base + i * chunk); it != units_.end() && it->second.device >= 0) {
                 devices_[static_cast<size_t>(it->second.device)].resident -= it->second.size;
@@ -545,13 +619,14 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
         if (it == units_.end() || it->second.device != r.device)
             incoming += std::min<uint64_t>(chunk, r.owner.size - i * chunk);
     }
-    const uint64_t evicted_before = ds.stats.evicted_bytes;
     make_room(r.device, incoming, keep);
-    if (ds.stats.evicted_bytes != evicted_before)
-        for (void *s : ds.streams) // evictions first: the budget holds at every moment
-            runtime_.check(ops.stream_synchronize(runtime_.instance(), s), what);
-    runtime_.check(ops.prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
-    runtime_.check(ops.stream_synchronize(runtime_.instance(), nullptr), what);
+    if (!ds.steps.empty()) { // evictions first: the budget holds at every moment
+        submit_steps();
+        ds.worker->drain();
+        for (void *s : ds.streams)
+            runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), s), "waiting for evictions");
+    }
+    issue();
     ++ds.stats.migration_calls;
     ds.stats.migrated_bytes += incoming;
     ds.stats.resident_hits += r.size > incoming ? r.size - incoming : 0;
@@ -572,6 +647,15 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
     std::lock_guard lock(mutex_);
     const uintptr_t base = reinterpret_cast<uintptr_t>(owner.base);
     const tidal_rt_ops &ops = runtime_.ops();
+    // A queued move of this memory must not run after it is freed (or handed to a new owner).
+    for (DeviceState &ds : devices_)
+        if (ds.worker) {
+            try {
+                ds.worker->drain();
+            } catch (const std::exception &e) {
+                log_error(fmt::format("a queued migration failed: {}", e.what()));
+            }
+        }
     for (auto it = units_.lower_bound(base); it != units_.end() && it->first < base + owner.size;) {
         Unit &u = it->second;
         if (u.device >= 0)

@@ -10,7 +10,13 @@
 // recorded on that stream at its next declaration has completed; lookahead units are protected
 // from the moment they are declared. Protected units are never eviction candidates.
 //
-// Thread-safe: one mutex; declarations are not the allocation fast path.
+// Bookkeeping (residency, budgets, protection, the policy's choices) happens in the caller's
+// thread under one mutex; the runtime calls a declaration needs (evictions, advice,
+// prefetches, event records) go, in order, to the device's MigrationWorker thread, because a
+// CUDA prefetch call blocks its calling thread for much of the migration. A plain declaration
+// waits for the worker to have issued what its stream must wait for; a lookahead one does not.
+//
+// Thread-safe; declarations are not the allocation fast path.
 #pragma once
 
 #include <atomic>
@@ -24,6 +30,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "migration/migration_worker.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_record.h"
 #include "runtime/event_pool.h"
@@ -43,8 +50,10 @@ struct DeclaredRange {
 class MigrationScheduler {
 public:
     // Everything referenced must outlive the scheduler.
+    // `threaded`: issue runtime calls from a worker thread per device (GPU runtimes); false
+    // issues them in the caller's thread, in order (the simulated device).
     MigrationScheduler(Runtime &runtime, EventPool &events, const PolicyChain &chain,
-                       const tidal_policy_system *system, const MigrationSettings &settings);
+                       const tidal_policy_system *system, const MigrationSettings &settings, bool threaded);
     // Waits for its migration streams, then destroys them.
     ~MigrationScheduler();
     MigrationScheduler(const MigrationScheduler &) = delete;
@@ -105,6 +114,8 @@ private:
         tidal_migration_stats stats{};
         std::vector<void *> streams; // made on first use
         size_t next_stream = 0;
+        std::unique_ptr<MigrationWorker> worker;      // made with the first stream
+        std::vector<std::function<void()>> steps;     // runtime calls of the declaration in hand
     };
     // A unit this declaration needs on a device, and what to do about it.
     struct Need {
@@ -117,6 +128,11 @@ private:
     };
 
     DeviceState &device(int32_t d);
+    // Hands the steps gathered for each device to its worker; batches made for them learn the
+    // job that records their event. Returns nothing to wait for; see move_in.
+    void submit_steps();
+    void wait_for(const std::shared_ptr<Batch> &batch);
+    std::shared_ptr<Batch> record_batch(int32_t d, void *ms);
     void *migration_stream(int32_t d);
     Unit *find(const UnitRef &ref);
     void unprotect(const std::vector<UnitRef> &units) noexcept;
@@ -126,8 +142,8 @@ private:
     // Makes room for `incoming` more bytes on `d`, excluding `keep` (units of this call).
     void make_room(int32_t d, uint64_t incoming, const std::vector<uintptr_t> &keep);
     void evict_unit(uintptr_t start, Unit &u);
-    void move_in(int32_t d, std::vector<Need> &needs, bool lookahead, void *caller_stream);
-    void move_to_host(const DeclaredRange &range);
+    // Queues the moves; returns the batches `needs` depend on that are not known complete.
+    std::vector<std::shared_ptr<Batch>> move_in(int32_t d, std::vector<Need> &needs);
     Unit &adopt(uintptr_t start, size_t size, const DeclaredRange &range);
     void apply_advice(Unit &u, uintptr_t start, uint32_t bits);
 
@@ -136,6 +152,7 @@ private:
     const PolicyChain &chain_;
     const tidal_policy_system *system_;
     MigrationSettings settings_;
+    bool threaded_;
 
     mutable std::mutex mutex_;
     std::map<uintptr_t, Unit> units_; // by start address
@@ -144,6 +161,7 @@ private:
     uint64_t clock_ = 0;
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
+    std::vector<std::shared_ptr<Batch>> unsubmitted_; // batches whose recording step is queued in `steps`
 };
 
 } // namespace tidal

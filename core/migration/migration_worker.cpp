@@ -1,0 +1,103 @@
+#include "migration/migration_worker.h"
+
+#include <utility>
+
+namespace tidal {
+
+MigrationWorker::MigrationWorker(bool threaded) : threaded_(threaded)
+{
+    if (threaded_)
+        thread_ = std::thread([this] { run(); });
+}
+
+MigrationWorker::~MigrationWorker()
+{
+    if (!threaded_)
+        return;
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void MigrationWorker::rethrow_locked(std::unique_lock<std::mutex> &lock)
+{
+    if (!error_)
+        return;
+    std::exception_ptr e = std::exchange(error_, nullptr);
+    lock.unlock();
+    std::rethrow_exception(e);
+}
+
+uint64_t MigrationWorker::submit(std::function<void()> job)
+{
+    std::unique_lock lock(mutex_);
+    rethrow_locked(lock);
+    if (!threaded_) {
+        const uint64_t seq = ++submitted_;
+        lock.unlock();
+        std::exception_ptr failed;
+        try {
+            job();
+        } catch (...) {
+            failed = std::current_exception();
+        }
+        lock.lock();
+        ++completed_;
+        if (failed)
+            error_ = failed; // reported by the next wait(), as a threaded worker would
+        return seq;
+    }
+    queue_.push_back(std::move(job));
+    const uint64_t seq = ++submitted_;
+    lock.unlock();
+    wake_.notify_one();
+    return seq;
+}
+
+void MigrationWorker::wait(uint64_t seq)
+{
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] { return completed_ >= seq; });
+    rethrow_locked(lock);
+}
+
+bool MigrationWorker::done(uint64_t seq) const
+{
+    std::lock_guard lock(mutex_);
+    return completed_ >= seq;
+}
+
+uint64_t MigrationWorker::last_submitted() const
+{
+    std::lock_guard lock(mutex_);
+    return submitted_;
+}
+
+void MigrationWorker::run()
+{
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty())
+            return; // stopping, nothing left
+        std::function<void()> job = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        std::exception_ptr failed;
+        try {
+            job();
+        } catch (...) {
+            failed = std::current_exception();
+        }
+        lock.lock();
+        if (failed && !error_)
+            error_ = failed;
+        ++completed_;
+        finished_.notify_all();
+    }
+}
+
+} // namespace tidal

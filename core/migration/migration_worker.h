@@ -1,0 +1,55 @@
+// One host thread per device that issues the scheduler's runtime calls in order.
+//
+// On CUDA, cudaMemPrefetchAsync does much of a migration's work in the calling thread before
+// it returns (measured on the H200: a lookahead prefetch issued from the application's thread
+// kept its next kernel launch waiting, so transfer and compute did not overlap). Issuing the
+// moves from a thread of tidal's own keeps the application's thread free to launch work.
+// Jobs run one at a time in submission order; the first error a job throws is kept and
+// rethrown to the next caller of submit() or wait(), once.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace tidal {
+
+class MigrationWorker {
+public:
+    // `threaded` false: submit() runs each job at once in the caller's thread (the simulated
+    // device, whose calls never block and whose clock must see them in program order).
+    explicit MigrationWorker(bool threaded = true);
+    // Runs what is queued, then joins.
+    ~MigrationWorker();
+    MigrationWorker(const MigrationWorker &) = delete;
+    MigrationWorker &operator=(const MigrationWorker &) = delete;
+
+    // Queues `job`; returns its sequence number (1, 2, ...). Rethrows a kept error first.
+    uint64_t submit(std::function<void()> job);
+    // Waits until job `seq` (and all before it) has run. Rethrows a kept error.
+    void wait(uint64_t seq);
+    // Waits for everything queued so far.
+    void drain() { wait(last_submitted()); }
+    bool done(uint64_t seq) const;
+    uint64_t last_submitted() const;
+
+private:
+    void run();
+    void rethrow_locked(std::unique_lock<std::mutex> &lock);
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_, finished_;
+    std::deque<std::function<void()>> queue_;
+    uint64_t submitted_ = 0;
+    uint64_t completed_ = 0;
+    std::exception_ptr error_;
+    bool stop_ = false;
+    bool threaded_;
+    std::thread thread_; // last: starts once the rest is ready
+};
+
+} // namespace tidal
