@@ -76,6 +76,8 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     ps.enabled = settings_.pool.enabled;
     ps.release_threshold = settings_.pool.release_threshold;
     ps.growth = settings_.pool.growth;
+    ps.thread_cache_blocks = settings_.pool.thread_cache_blocks;
+    ps.thread_cache_large_bytes = settings_.pool.thread_cache_large;
     events_ = std::make_unique<EventPool>(*runtime_);
     pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get());
     // GPU runtimes' prefetch calls block their thread for much of a migration: a worker

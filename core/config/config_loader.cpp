@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 12> kTopKeys = {
     "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration"};
-constexpr std::array<std::string_view, 3> kPoolKeys = {"enabled", "release_threshold", "growth"};
+constexpr std::array<std::string_view, 5> kPoolKeys = {"enabled", "release_threshold", "growth", "thread_cache_blocks",
+                                                      "thread_cache_large"};
 constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
 constexpr std::array<std::string_view, 3> kMigrationKeys = {"budget", "chunk_size", "streams"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
@@ -235,6 +236,10 @@ void read_pool(const TomlReader &r, const toml::node &node, Settings &s)
         if (s.pool.growth < (uint64_t{1} << 20))
             r.fail(n->source(), "pool.growth must be at least 1 MiB", "64MiB suits most programs");
     }
+    if (const toml::node *n = t.get("thread_cache_blocks"))
+        s.pool.thread_cache_blocks = static_cast<uint32_t>(r.integer(*n, "pool.thread_cache_blocks", 0, 65536));
+    if (const toml::node *n = t.get("thread_cache_large"))
+        s.pool.thread_cache_large = r.size(*n, "pool.thread_cache_large");
 }
 
 void read_sim(const TomlReader &r, const toml::node &node, Settings &s)

@@ -69,6 +69,11 @@ struct PoolConfig {
     bool enabled = true;
     uint64_t release_threshold = 0;         // tidal_pool_trim keeps at most this many spare bytes per pool
     uint64_t growth = uint64_t{64} << 20;   // smallest upstream chunk for large blocks
+    // Per-thread caches (the lock-free fast path). A block a thread caches serves only that
+    // thread, so a program that frees on one thread and allocates on another (PyTorch's
+    // autograd thread) holds more memory with them; 0 switches them off.
+    uint32_t thread_cache_blocks = 32;                  // blocks per small size class
+    uint64_t thread_cache_large = uint64_t{32} << 20;   // bytes of large blocks
 };
 
 // [migration]: the scheduler behind tidal_declare / tidal_prefetch, budgets and eviction.

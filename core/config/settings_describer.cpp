@@ -90,6 +90,8 @@ void describe_pool(std::ostringstream &os, const PoolConfig &pool)
     os << "enabled = " << (pool.enabled ? "true" : "false") << "\n";
     os << "release_threshold = " << pool.release_threshold << "  # " << format_size(pool.release_threshold) << "\n";
     os << "growth = " << pool.growth << "  # " << format_size(pool.growth) << "\n";
+    os << "thread_cache_blocks = " << pool.thread_cache_blocks << "\n";
+    os << "thread_cache_large = " << pool.thread_cache_large << "  # " << format_size(pool.thread_cache_large) << "\n";
 }
 
 void describe_migration(std::ostringstream &os, const MigrationSettings &m)

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
+
 #include "harness.h"
 
 static tidal_pool_stats stats_of(tidal_context *ctx, tidal_kind kind, int32_t device)
@@ -125,6 +127,44 @@ static void test_pool_errors(void **state)
     assert_last_error_contains("<string>:2:");
     assert_status(tidal_context_create_from_string("[pool]\nenable = true\n", &bad), TIDAL_ERROR_CONFIG);
     assert_last_error_contains("did you mean 'enabled'");
+    assert_status(tidal_context_create_from_string("[pool]\nthread_cache_blocks = -1\n", &bad), TIDAL_ERROR_CONFIG);
+    assert_last_error_contains("thread_cache_blocks");
+}
+
+/* Without thread caches every free is visible to every thread at once: a block freed on one
+ * thread serves the next allocation of its size on another. */
+static void *alloc_on_thread_result;
+static tidal_context *alloc_on_thread_ctx;
+static void *alloc_on_thread(void *arg)
+{
+    (void)arg;
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_DEVICE;
+    if (tidal_alloc(alloc_on_thread_ctx, 4 << 20, &d, &alloc_on_thread_result) != TIDAL_OK)
+        alloc_on_thread_result = NULL;
+    return NULL;
+}
+
+static void test_thread_caches_can_be_switched_off(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[pool]\nthread_cache_blocks = 0\n"
+                                         "thread_cache_large = \"0\"\n");
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_DEVICE;
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, 4 << 20, &d, &p));
+    assert_ok(tidal_free(ctx, p));
+    alloc_on_thread_ctx = ctx;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, alloc_on_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_ptr_equal(alloc_on_thread_result, p); /* the other thread got the freed block */
+    tidal_pool_stats s = TIDAL_POOL_STATS_INIT;
+    assert_ok(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, 0, &s));
+    assert_int_equal(s.cache_hits, 0);
+    assert_ok(tidal_free(ctx, alloc_on_thread_result));
+    assert_ok(tidal_context_destroy(ctx));
 }
 
 int main(void)
@@ -137,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_pool_switched_off),
         SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
         SIM_TEST(test_pool_errors),
+        cmocka_unit_test(test_thread_caches_can_be_switched_off),
     };
 #undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,7 +59,9 @@ def tidal_config(name, budget, pool_growth):
         # Every tensor the allocator asks for carries the tag "torch" (torch_allocator.cpp).
         lines += ['policies = ["rules"]', "[[policy.rules.rule]]", 'tag = "torch"', 'kind = "managed"',
                   "[migration]", f'budget = "{budget}"']
-    lines += ["[pool]", f'growth = "{pool_growth}"']
+    # PyTorch frees on its autograd thread what the main thread allocates: per-thread caches
+    # would keep those blocks from the other thread and raise the peak.
+    lines += ["[pool]", f'growth = "{pool_growth}"', "thread_cache_blocks = 0", 'thread_cache_large = "0"']
     return "\n".join(lines) + "\n"
 
 
