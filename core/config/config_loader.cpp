@@ -27,7 +27,7 @@ constexpr std::array<std::string_view, 12> kTopKeys = {
 constexpr std::array<std::string_view, 5> kPoolKeys = {"enabled", "release_threshold", "growth", "thread_cache_blocks",
                                                       "thread_cache_large"};
 constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
-constexpr std::array<std::string_view, 3> kMigrationKeys = {"budget", "chunk_size", "streams"};
+constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
 constexpr std::array<std::string_view, 6> kSimKeys = {"devices", "capacity", "page_size",
@@ -221,6 +221,8 @@ void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
     }
     if (const toml::node *n = t.get("streams"))
         s.migration.streams = static_cast<uint32_t>(r.integer(*n, "migration.streams", 1, 16));
+    if (const toml::node *n = t.get("parallel_eviction"))
+        s.migration.parallel_eviction = r.boolean(*n, "migration.parallel_eviction");
 }
 
 void read_pool(const TomlReader &r, const toml::node &node, Settings &s)

@@ -85,6 +85,9 @@ struct MigrationSettings {
     // one call.
     uint64_t chunk_size = uint64_t{64} << 20;
     uint32_t streams = 1;                     // migration streams per device (1..16)
+    // Evictions on a second worker thread, alongside the moves in: the device may hold up to
+    // one declaration's bytes over budget while both run, in exchange for overlapping them.
+    bool parallel_eviction = false;
 };
 
 struct Settings {

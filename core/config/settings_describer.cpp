@@ -100,6 +100,7 @@ void describe_migration(std::ostringstream &os, const MigrationSettings &m)
     os << "budget = " << m.budget << "  # " << (m.budget ? format_size(m.budget) : std::string("no limit")) << "\n";
     os << "chunk_size = " << m.chunk_size << "  # " << format_size(m.chunk_size) << "\n";
     os << "streams = " << m.streams << "\n";
+    os << "parallel_eviction = " << (m.parallel_eviction ? "true" : "false") << "\n";
 }
 
 void describe_sim(std::ostringstream &os, const SimSettings &sim)

@@ -60,11 +60,12 @@ MigrationScheduler::~MigrationScheduler()
 {
     const tidal_rt_ops &ops = runtime_.ops();
     for (DeviceState &d : devices_) {
-        if (!d.steps.empty() && d.worker) // queued by a declaration that threw: still issue them
-            d.worker->submit([steps = std::move(d.steps)] {
-                for (const auto &step : steps)
-                    step();
-            });
+        try {
+            submit_steps(); // queued by a declaration that threw: still issue them
+        } catch (...) {
+            // A worker reports an earlier failure: teardown goes on.
+        }
+        d.evictor.reset();
         d.worker.reset(); // runs what is queued, then joins
     }
     unsubmitted_.clear();
@@ -101,6 +102,8 @@ void *MigrationScheduler::migration_stream(int32_t d)
         ds.streams.push_back(s);
         if (!ds.worker)
             ds.worker = std::make_unique<MigrationWorker>(threaded_);
+        if (!ds.evictor && settings_.parallel_eviction)
+            ds.evictor = std::make_unique<MigrationWorker>(threaded_);
         return s;
     }
     void *s = ds.streams[ds.next_stream % ds.streams.size()];
@@ -290,10 +293,11 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
     // with no copy back. Written data must travel back (~10 GB/s on the H200).
     const bool clean = !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) && runtime_.ops().advise;
     void *ms = migration_stream(d);
+    std::vector<std::function<void()>> &steps = ds.evictor ? ds.evict_steps : ds.steps;
     if (clean) {
         const uint32_t advice = u.advice;
         const int32_t home = u.alloc_device;
-        ds.steps.push_back([this, ptr, size, d, advice, home] {
+        steps.push_back([this, ptr, size, d, advice, home] {
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, d);
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, d);
@@ -304,7 +308,7 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
         });
         ds.stats.dropped_bytes += size;
     } else {
-        ds.steps.push_back([this, ptr, size, d, ms] {
+        steps.push_back([this, ptr, size, d, ms] {
             runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
                            [&] { return fmt::format("evicting {} bytes at {} from device {}", size, ptr, d); });
         });
@@ -382,6 +386,13 @@ void MigrationScheduler::submit_steps()
 {
     for (size_t d = 0; d < devices_.size(); ++d) {
         DeviceState &ds = devices_[d];
+        if (!ds.evict_steps.empty()) {
+            ds.evictor->submit([steps = std::move(ds.evict_steps)] {
+                for (const auto &step : steps)
+                    step();
+            });
+            ds.evict_steps.clear();
+        }
         if (ds.steps.empty())
             continue;
         MigrationWorker &w = *ds.worker;
@@ -591,9 +602,12 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
     // Queued moves of this range (lookahead) go first; then one call for exactly the range,
     // issued here and waited for, as a hand-written program would.
-    for (DeviceState &ds : devices_)
+    for (DeviceState &ds : devices_) {
+        if (ds.evictor)
+            ds.evictor->drain();
         if (ds.worker)
             ds.worker->drain();
+    }
     auto issue = [&] {
         auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
         runtime_.check(runtime_.ops().prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
@@ -620,8 +634,10 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
             incoming += std::min<uint64_t>(chunk, r.owner.size - i * chunk);
     }
     make_room(r.device, incoming, keep);
-    if (!ds.steps.empty()) { // evictions first: the budget holds at every moment
+    if (!ds.steps.empty() || !ds.evict_steps.empty()) { // evictions first: the budget holds at every moment
         submit_steps();
+        if (ds.evictor)
+            ds.evictor->drain();
         ds.worker->drain();
         for (void *s : ds.streams)
             runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), s), "waiting for evictions");
@@ -649,13 +665,14 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
     const tidal_rt_ops &ops = runtime_.ops();
     // A queued move of this memory must not run after it is freed (or handed to a new owner).
     for (DeviceState &ds : devices_)
-        if (ds.worker) {
-            try {
-                ds.worker->drain();
-            } catch (const std::exception &e) {
-                log_error(fmt::format("a queued migration failed: {}", e.what()));
+        for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
+            if (w) {
+                try {
+                    w->drain();
+                } catch (const std::exception &e) {
+                    log_error(fmt::format("a queued migration failed: {}", e.what()));
+                }
             }
-        }
     for (auto it = units_.lower_bound(base); it != units_.end() && it->first < base + owner.size;) {
         Unit &u = it->second;
         if (u.device >= 0)

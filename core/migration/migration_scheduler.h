@@ -116,6 +116,9 @@ private:
         size_t next_stream = 0;
         std::unique_ptr<MigrationWorker> worker;      // made with the first stream
         std::vector<std::function<void()>> steps;     // runtime calls of the declaration in hand
+        // [migration] parallel_eviction: evictions go to a worker of their own.
+        std::unique_ptr<MigrationWorker> evictor;
+        std::vector<std::function<void()>> evict_steps;
     };
     // A unit this declaration needs on a device, and what to do about it.
     struct Need {

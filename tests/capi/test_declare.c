@@ -183,6 +183,13 @@ static void test_budget_with_lru_and_xnack_policies(void **state)
                      TIDAL_HINT_READ_MOSTLY, TIDAL_ACCESS_READ, 1);
 }
 
+static void test_budget_with_parallel_eviction(void **state)
+{
+    (void)state;
+    run_budget_cycle(SIM_MIGRATION "parallel_eviction = true\n", TIDAL_HINT_READ_MOSTLY, TIDAL_ACCESS_READ, 1);
+    run_budget_cycle(SIM_MIGRATION "parallel_eviction = true\n", 0, TIDAL_ACCESS_READ_WRITE, 0);
+}
+
 static void test_budget_budget_from_toml(void **state)
 {
     (void)state;
@@ -436,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_budget_evicts_written_data_by_copying_back),
         cmocka_unit_test(test_budget_drops_read_only_read_mostly_data),
         cmocka_unit_test(test_budget_with_lru_and_xnack_policies),
+        cmocka_unit_test(test_budget_with_parallel_eviction),
         cmocka_unit_test(test_budget_budget_from_toml),
         cmocka_unit_test(test_protected_ranges_over_budget_are_refused_with_nothing_moved),
         cmocka_unit_test_setup_teardown(test_memory_that_cannot_move_is_a_counted_noop, harness_setup_sim,

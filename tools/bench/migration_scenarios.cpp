@@ -173,6 +173,7 @@ struct Options {
 struct Migration {
     uint64_t chunk_size = 0; // 0: key left out
     int streams = 0;         // 0: key left out
+    bool parallel_eviction = false;
 };
 
 // Per timed repetition, what the scheduler reported doing on device 0 (deltas of
@@ -251,12 +252,14 @@ private:
         }
         if (o_.runtime == "sim")
             t += "[sim]\nprofile = \"" + o_.profile + "\"\n";
-        if (m.chunk_size || m.streams) {
+        if (m.chunk_size || m.streams || m.parallel_eviction) {
             t += "[migration]\n";
             if (m.chunk_size)
                 t += "chunk_size = " + std::to_string(m.chunk_size) + "\n";
             if (m.streams)
                 t += "streams = " + std::to_string(m.streams) + "\n";
+            if (m.parallel_eviction)
+                t += "parallel_eviction = true\n";
         }
         return t;
     }
@@ -609,11 +612,18 @@ void Bench::scenario2()
     }
     // tidal: the read-mostly hint is what lets an eviction drop the device copy instead of
     // copying it back; the row without it (an extra) shows what that saves.
-    std::vector<std::pair<std::string, uint32_t>> variants = {{"tidal: declare + lookahead, read-mostly", TIDAL_HINT_READ_MOSTLY}};
+    struct Variant {
+        std::string name;
+        uint32_t hints;
+        bool parallel_eviction;
+    };
+    std::vector<Variant> variants = {{"tidal: declare + lookahead, read-mostly", TIDAL_HINT_READ_MOSTLY, false},
+                                     {"tidal: declare + lookahead, read-mostly, parallel eviction",
+                                      TIDAL_HINT_READ_MOSTLY, true}};
     if (o_.sweeps)
-        variants.push_back({"tidal: declare + lookahead, no hint", 0u});
-    for (const auto &[name, hints] : variants) {
-        const Migration m{chunk, o_.streams};
+        variants.push_back({"tidal: declare + lookahead, no hint", 0u, false});
+    for (const auto &[name, hints, parallel] : variants) {
+        const Migration m{chunk, o_.streams, parallel};
         std::string pol;
         tidal_context *ctx = open_tidal(m, &pol);
         ok(tidal_budget_set(ctx, 0, o_.budget), "budget");
