@@ -78,6 +78,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     ps.growth = settings_.pool.growth;
     ps.thread_cache_blocks = settings_.pool.thread_cache_blocks;
     ps.thread_cache_large_bytes = settings_.pool.thread_cache_large;
+    ps.small_max = static_cast<size_t>(settings_.pool.small_max);
     events_ = std::make_unique<EventPool>(*runtime_);
     pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get());
     // GPU runtimes' prefetch calls block their thread for much of a migration: a worker

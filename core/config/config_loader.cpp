@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 12> kTopKeys = {
     "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration"};
-constexpr std::array<std::string_view, 5> kPoolKeys = {"enabled", "release_threshold", "growth", "thread_cache_blocks",
-                                                      "thread_cache_large"};
+constexpr std::array<std::string_view, 6> kPoolKeys = {"enabled", "release_threshold", "growth", "thread_cache_blocks",
+                                                      "thread_cache_large", "small_max"};
 constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
@@ -242,6 +242,12 @@ void read_pool(const TomlReader &r, const toml::node &node, Settings &s)
         s.pool.thread_cache_blocks = static_cast<uint32_t>(r.integer(*n, "pool.thread_cache_blocks", 0, 65536));
     if (const toml::node *n = t.get("thread_cache_large"))
         s.pool.thread_cache_large = r.size(*n, "pool.thread_cache_large");
+    if (const toml::node *n = t.get("small_max")) {
+        s.pool.small_max = r.size(*n, "pool.small_max");
+        if (s.pool.small_max > (uint64_t{1} << 20))
+            r.fail(n->source(), "pool.small_max must be at most 1 MiB (the largest size class)",
+                   "0 sends every request to the best-fit pool");
+    }
 }
 
 void read_sim(const TomlReader &r, const toml::node &node, Settings &s)

@@ -74,6 +74,10 @@ struct PoolConfig {
     // autograd thread) holds more memory with them; 0 switches them off.
     uint32_t thread_cache_blocks = 32;                  // blocks per small size class
     uint64_t thread_cache_large = uint64_t{32} << 20;   // bytes of large blocks
+    // Requests up to this size use size classes (slabs of one size each: fast, but a class
+    // with few blocks still holds a whole slab); larger ones, and all with 0, share best-fit
+    // chunks of `growth` bytes as PyTorch's caching allocator does.
+    uint64_t small_max = uint64_t{1} << 20;
 };
 
 // [migration]: the scheduler behind tidal_declare / tidal_prefetch, budgets and eviction.

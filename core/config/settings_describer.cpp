@@ -92,6 +92,7 @@ void describe_pool(std::ostringstream &os, const PoolConfig &pool)
     os << "growth = " << pool.growth << "  # " << format_size(pool.growth) << "\n";
     os << "thread_cache_blocks = " << pool.thread_cache_blocks << "\n";
     os << "thread_cache_large = " << pool.thread_cache_large << "  # " << format_size(pool.thread_cache_large) << "\n";
+    os << "small_max = " << pool.small_max << "  # " << format_size(pool.small_max) << "\n";
 }
 
 void describe_migration(std::ostringstream &os, const MigrationSettings &m)

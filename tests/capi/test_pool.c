@@ -129,6 +129,8 @@ static void test_pool_errors(void **state)
     assert_last_error_contains("did you mean 'enabled'");
     assert_status(tidal_context_create_from_string("[pool]\nthread_cache_blocks = -1\n", &bad), TIDAL_ERROR_CONFIG);
     assert_last_error_contains("thread_cache_blocks");
+    assert_status(tidal_context_create_from_string("[pool]\nsmall_max = \"2MiB\"\n", &bad), TIDAL_ERROR_CONFIG);
+    assert_last_error_contains("small_max");
 }
 
 /* Without thread caches every free is visible to every thread at once: a block freed on one
@@ -149,7 +151,7 @@ static void test_thread_caches_can_be_switched_off(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[pool]\nthread_cache_blocks = 0\n"
-                                         "thread_cache_large = \"0\"\n");
+                                         "thread_cache_large = \"0\"\nsmall_max = \"0\"\n");
     tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
     d.kind = TIDAL_KIND_DEVICE;
     void *p = NULL;

@@ -61,7 +61,10 @@ def tidal_config(name, budget, pool_growth):
                   "[migration]", f'budget = "{budget}"']
     # PyTorch frees on its autograd thread what the main thread allocates: per-thread caches
     # would keep those blocks from the other thread and raise the peak.
-    lines += ["[pool]", f'growth = "{pool_growth}"', "thread_cache_blocks = 0", 'thread_cache_large = "0"']
+    # PyTorch packs its small tensors into shared 2 MiB blocks; size classes would hold a slab
+    # per class. small_max = 0 sends everything to the best-fit pool, as PyTorch does.
+    lines += ["[pool]", f'growth = "{pool_growth}"', "thread_cache_blocks = 0", 'thread_cache_large = "0"',
+              'small_max = "0"']
     return "\n".join(lines) + "\n"
 
 
