@@ -105,6 +105,73 @@ static void kind_round_trip(tidal_context *ctx, const tidal_device_info *dev, ti
     EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
 }
 
+/* Declarations, a budget and eviction, stream-ordered allocation on the real device: data
+ * stays intact through every move, the caller's stream is ordered after tidal's migrations,
+ * and the budget holds. Managed memory: 3 x 64 MiB. */
+static void declarations(tidal_context *ctx, int32_t d)
+{
+    const size_t n = (size_t)64 << 20;
+    void *stream = NULL;
+    EXPECT_STATUS(tidal_stream_create(ctx, d, &stream), TIDAL_OK);
+    EXPECT_STATUS(tidal_budget_set(ctx, d, 2 * n), TIDAL_OK);
+    void *arr[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; ++i) {
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = TIDAL_KIND_MANAGED;
+        desc.device = d;
+        desc.hints = i == 2 ? TIDAL_HINT_READ_MOSTLY : 0;
+        EXPECT_STATUS(tidal_alloc(ctx, n, &desc, &arr[i]), TIDAL_OK);
+        EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_FILL, d, arr[i], NULL, n, 50 + (uint64_t)i, NULL), TIDAL_OK);
+        EXPECT_STATUS(tidal_prefetch(ctx, arr[i], n, TIDAL_DEVICE_HOST), TIDAL_OK);
+    }
+    for (int round = 0; round < 6; ++round) {
+        const int i = round % 3;
+        tidal_access a = TIDAL_ACCESS_INIT;
+        a.ptr = arr[i];
+        a.size = n;
+        a.device = d;
+        a.mode = i == 2 ? TIDAL_ACCESS_READ : TIDAL_ACCESS_READ_WRITE;
+        EXPECT_STATUS(tidal_declare(ctx, stream, &a, 1, 0), TIDAL_OK);
+        tidal_check c = TIDAL_CHECK_INIT;
+        c.kind = TIDAL_CHECK_PATTERN_VERIFY;
+        c.device = d;
+        c.target = arr[i];
+        c.size = n;
+        c.seed = 50 + (uint64_t)i;
+        c.stream = stream;
+        EXPECT_STATUS(tidal_check_run(ctx, &c), TIDAL_OK);
+        EXPECT(c.result == 0, "round %d: %llu words wrong after a declared migration", round,
+               (unsigned long long)c.result);
+        tidal_migration_stats st = TIDAL_MIGRATION_STATS_INIT;
+        EXPECT_STATUS(tidal_migration_stats_get(ctx, d, &st), TIDAL_OK);
+        EXPECT(st.resident_bytes <= 2 * n, "resident %llu over the budget", (unsigned long long)st.resident_bytes);
+    }
+    tidal_migration_stats st = TIDAL_MIGRATION_STATS_INIT;
+    EXPECT_STATUS(tidal_migration_stats_get(ctx, d, &st), TIDAL_OK);
+    EXPECT(st.evictions > 0 && st.budget_refusals == 0, "evictions %llu, refusals %llu",
+           (unsigned long long)st.evictions, (unsigned long long)st.budget_refusals);
+    printf("declarations: %llu MiB migrated, %llu evictions (%llu MiB copied back, %llu MiB dropped), data intact\n",
+           (unsigned long long)(st.migrated_bytes >> 20), (unsigned long long)st.evictions,
+           (unsigned long long)(st.evicted_bytes >> 20), (unsigned long long)(st.dropped_bytes >> 20));
+    EXPECT_STATUS(tidal_declare(ctx, stream, NULL, 0, 0), TIDAL_OK);
+    EXPECT_STATUS(tidal_budget_set(ctx, d, 0), TIDAL_OK);
+    /* Stream-ordered allocation: a block freed on the stream is reused on it at once. */
+    void *p = NULL, *q = NULL;
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    desc.device = d;
+    EXPECT_STATUS(tidal_alloc_async(ctx, n, &desc, stream, &p), TIDAL_OK);
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_FILL, d, p, NULL, n, 9, NULL), TIDAL_OK);
+    EXPECT_STATUS(tidal_free_async(ctx, p, stream), TIDAL_OK);
+    EXPECT_STATUS(tidal_alloc_async(ctx, n, &desc, stream, &q), TIDAL_OK);
+    EXPECT(q == p, "a block freed on a stream was not reused on it");
+    EXPECT_STATUS(tidal_free_async(ctx, q, stream), TIDAL_OK);
+    EXPECT_STATUS(tidal_stream_synchronize(ctx, stream), TIDAL_OK);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_STATUS(tidal_free(ctx, arr[i]), TIDAL_OK);
+    EXPECT_STATUS(tidal_stream_destroy(ctx, stream), TIDAL_OK);
+}
+
 int main(void)
 {
     tidal_context *ctx = NULL;
@@ -139,6 +206,8 @@ int main(void)
         EXPECT(strstr(tidal_last_error(), "(2)") != NULL, "the native error number is named: %s", tidal_last_error());
         EXPECT_STATUS(tidal_alloc(ctx, 4096, &desc, &p), TIDAL_OK);
         EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
+        if (dev.flags & TIDAL_DEVICE_FLAG_MANAGED)
+            declarations(ctx, d);
     }
     EXPECT_STATUS(tidal_context_destroy(ctx), TIDAL_OK);
     printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
