@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "config/settings_describer.h"
+#include "policy/decision_cache.h"
 #include "log/logger.h"
 #include "runtime/runtime_loader.h"
 #include "status/error.h"
@@ -72,6 +73,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.device_count = count;
     policy_system_.devices = policy_devices_.data();
     chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
+    generation_ = DecisionCache::next_generation();
     pool::PoolSettings ps;
     ps.enabled = settings_.pool.enabled;
     ps.release_threshold = settings_.pool.release_threshold;
@@ -162,7 +164,14 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     request.tag = desc.tag ? desc.tag : "";
     request.system = &policy_system_;
 
-    Decision decision = chain_->place(request);
+    Decision decision;
+    if (const Decision *cached = DecisionCache::find(generation_, request)) {
+        decision = *cached;
+    } else {
+        decision = chain_->place(request);
+        if (decision.placement.flags & TIDAL_PLACEMENT_CACHEABLE)
+            DecisionCache::store(generation_, request, decision);
+    }
     for (uint32_t attempt = 1;; ++attempt) {
         try {
             AllocationRecord record = allocate_placed(request, decision, stream);

@@ -68,6 +68,7 @@ private:
     std::vector<tidal_policy_device> policy_devices_;
     tidal_policy_system policy_system_{};
     std::unique_ptr<PolicyChain> chain_;
+    uint64_t generation_; // this context's key in the per-thread DecisionCache
     std::unique_ptr<EventPool> events_;    // outlives the pools' oracles and the scheduler
     std::unique_ptr<pool::PoolSet> pools_; // after runtime_: destroyed before it
     std::unique_ptr<MigrationScheduler> scheduler_;

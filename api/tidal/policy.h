@@ -113,7 +113,13 @@ typedef struct tidal_place_request {
 
 /* Placement flags. */
 #define TIDAL_PLACEMENT_NO_POOL 0x1u /* allocate straight from the runtime, not from tidal's pool */
-#define TIDAL_PLACEMENT_FLAGS_ALL 0x1u
+/* The same request (size, alignment, kind, device, hints and tag) always gets this answer: the
+ * core may reuse it on later identical requests without asking the chain again. Only for
+ * answers that depend on nothing else (no counters, no clock, no memory state). Set in a
+ * DEFER answer too, it says "I would defer this request again": the core caches a decision
+ * only when the decider and every policy that deferred before it set the flag. */
+#define TIDAL_PLACEMENT_CACHEABLE 0x2u
+#define TIDAL_PLACEMENT_FLAGS_ALL 0x3u
 
 typedef struct tidal_placement {
     size_t struct_size;

@@ -20,6 +20,7 @@ tidal_placement CoreDefaults::place(const tidal_place_request &request) noexcept
     if ((p.kind == TIDAL_KIND_MANAGED || p.kind == TIDAL_KIND_MANAGED_COARSE) &&
         (request.hints & TIDAL_HINT_READ_MOSTLY))
         p.advice |= TIDAL_ADVICE_READ_MOSTLY;
+    p.flags |= TIDAL_PLACEMENT_CACHEABLE; // a function of the request alone
     return p;
 }
 

@@ -148,6 +148,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
 
 Decision PolicyChain::place(const tidal_place_request &request) const
 {
+    bool deferrals_cacheable = true; // every policy that deferred would defer this request again
     for (const auto &plugin : plugins_) {
         if (!plugin->can_place())
             continue;
@@ -156,8 +157,10 @@ Decision PolicyChain::place(const tidal_place_request &request) const
         out.device = TIDAL_DEVICE_DEFAULT;
         const int32_t verdict = raw(plugin->place(request, out));
         out.reason[sizeof(out.reason) - 1] = '\0';
-        if (verdict == TIDAL_POLICY_DEFER)
+        if (verdict == TIDAL_POLICY_DEFER) {
+            deferrals_cacheable = deferrals_cacheable && (out.flags & TIDAL_PLACEMENT_CACHEABLE);
             continue;
+        }
         const std::string who = fmt::format("policy '{}'", plugin->name());
         if (verdict == TIDAL_POLICY_REFUSE)
             throw Error(TIDAL_ERROR_PLUGIN,
@@ -169,10 +172,14 @@ Decision PolicyChain::place(const tidal_place_request &request) const
                                                         static_cast<int>(verdict)),
                         "a policy answers DEFER, DECIDED or REFUSE");
         validate(out, plugin->name().c_str());
+        if (!deferrals_cacheable)
+            out.flags &= ~TIDAL_PLACEMENT_CACHEABLE;
         return Decision{out, plugin->name().c_str()};
     }
     tidal_placement out = CoreDefaults::place(request);
     validate(out, nullptr);
+    if (!deferrals_cacheable)
+        out.flags &= ~TIDAL_PLACEMENT_CACHEABLE;
     return Decision{out, CoreDefaults::kName};
 }
 

@@ -17,6 +17,7 @@
  * Built from api/tidal/policy.h alone, as any third-party plugin would be.
  */
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,9 +217,16 @@ static int matches(const rule *r, const tidal_place_request *req)
     return (req->hints & r->hints) == r->hints;
 }
 
+/* 1 when a struct whose first member is its size covers `field`. */
+#define TIDAL_COVERS(size, type, field) ((size) >= offsetof(type, field) + sizeof(((type *)0)->field))
+
 static tidal_policy_verdict rules_place(void *state, const tidal_place_request *req, tidal_placement *out)
 {
     const rules_state *st = state;
+    /* Rules read the request only (tag, size, hints, kind, device): the same request always
+     * gets the same answer, deferrals included, so the core may cache it. */
+    if (TIDAL_COVERS(out->struct_size, tidal_placement, flags))
+        out->flags |= TIDAL_PLACEMENT_CACHEABLE;
     if (req->kind != TIDAL_KIND_AUTO)
         return TIDAL_POLICY_DEFER;
     for (size_t i = 0; i < st->count; ++i) {

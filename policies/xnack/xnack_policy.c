@@ -111,6 +111,10 @@ static tidal_policy_verdict decide(tidal_placement *out, tidal_kind kind, int32_
 static tidal_policy_verdict xnack_place(void *state, const tidal_place_request *req, tidal_placement *out)
 {
     const xnack_state *st = state;
+    /* The answer is a function of the request and the (fixed) system description: the same
+     * request always gets it, deferrals included, so the core may cache it. */
+    if (TIDAL_COVERS(out->struct_size, tidal_placement, flags))
+        out->flags |= TIDAL_PLACEMENT_CACHEABLE;
     if (!TIDAL_COVERS(req->struct_size, tidal_place_request, system) ||
         !TIDAL_COVERS(out->struct_size, tidal_placement, advice) || req->kind != TIDAL_KIND_AUTO)
         return TIDAL_POLICY_DEFER;

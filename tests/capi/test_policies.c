@@ -501,10 +501,53 @@ static void test_describe_lists_the_policy_chain(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Cacheable decisions: reused for identical requests only when every policy asked says so
+ * ---------------------------------------------------------------------------------------- */
+static tidal_kind kind_of_new(tidal_context *ctx, size_t size)
+{
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, size, NULL, &p));
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    assert_ok(tidal_pointer_query(ctx, p, &info));
+    assert_ok(tidal_free(ctx, p));
+    return info.kind;
+}
+
+static void test_cacheable_decisions_are_reused_for_identical_requests(void **state)
+{
+    (void)state;
+    char *dir = harness_toml_string(harness_required_env("TIDAL_TEST_PLUGIN_DIR"));
+    /* Not cacheable: the plugin is asked every time (its answers alternate). */
+    tidal_context *ctx = harness_context_format("runtime = \"sim\"\npolicy_path = [%s]\npolicies = [\"alternating\"]\n"
+                                                "[policy.alternating]\ncacheable = false\n", dir);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_DEVICE);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_PINNED);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_DEVICE);
+    assert_ok(tidal_context_destroy(ctx));
+    /* Cacheable: the same request gets the first answer again; another size asks anew. */
+    ctx = harness_context_format("runtime = \"sim\"\npolicy_path = [%s]\npolicies = [\"alternating\"]\n"
+                                 "[policy.alternating]\ncacheable = true\n", dir);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_DEVICE);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_DEVICE);
+    assert_int_equal(kind_of_new(ctx, 8192), TIDAL_KIND_PINNED);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_DEVICE);
+    assert_int_equal(kind_of_new(ctx, 8192), TIDAL_KIND_PINNED);
+    assert_ok(tidal_context_destroy(ctx));
+    /* A policy before it that deferred without saying it would defer again: nothing cached. */
+    ctx = harness_context_format("runtime = \"sim\"\npolicy_path = [%s]\npolicies = [\"defer-all\", \"alternating\"]\n"
+                                 "[policy.alternating]\ncacheable = true\n", dir);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_DEVICE);
+    assert_int_equal(kind_of_new(ctx, 4096), TIDAL_KIND_PINNED);
+    assert_ok(tidal_context_destroy(ctx));
+    free(dir);
+}
+
 int main(void)
 {
     harness_isolate_environment();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cacheable_decisions_are_reused_for_identical_requests),
         cmocka_unit_test(test_rules_matching_rule_places),
         cmocka_unit_test(test_rules_conditions_that_fail_defer_to_core),
         cmocka_unit_test(test_rules_max_size_and_first_match_wins),

@@ -466,7 +466,7 @@ static void expect_placed(void *state, const tidal_policy_system *sys, int32_t d
     assert_int_equal(out.kind, kind);
     assert_int_equal(out.device, placed_device);
     assert_int_equal(out.advice, advice);
-    assert_int_equal(out.flags, 0);
+    assert_int_equal(out.flags, TIDAL_PLACEMENT_CACHEABLE); /* a function of the request alone */
     assert_non_null(strstr(out.reason, reason_part));
 }
 
@@ -643,7 +643,7 @@ static void xnack_invariants(void **unused)
                         assert_int_equal(out.advice & ~TIDAL_ADVICE_ALL, 0);
                         assert_int_equal(out.advice & TIDAL_ADVICE_COARSE_GRAIN, 0);
                         assert_false((out.advice & PREF_DEV) && (out.advice & PREF_HOST));
-                        assert_int_equal(out.flags, 0);
+                        assert_int_equal(out.flags, TIDAL_PLACEMENT_CACHEABLE);
                         if (out.kind != TIDAL_KIND_MANAGED)
                             assert_int_equal(out.advice, 0);
                         else
