@@ -428,19 +428,17 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
         const size_t given = stats->struct_size;
         *stats = TIDAL_POOL_STATS_INIT;
         stats->struct_size = given;
-        if (const tidal::pool::DevicePool *p = ctx->impl.pools().find(kind, host ? 0 : device)) {
-            const tidal::pool::PoolStats ps = p->stats();
-            stats->reserved_bytes = ps.reserved_bytes;
-            stats->reserved_high_water = ps.reserved_high_water;
-            stats->in_use_bytes = ps.in_use_bytes;
-            stats->in_use_high_water = ps.in_use_high_water;
-            stats->allocations = ps.allocations;
-            stats->frees = ps.frees;
-            stats->cache_hits = ps.cache_hits;
-            stats->runtime_allocations = ps.upstream_acquires;
-            stats->runtime_frees = ps.upstream_releases;
-            stats->fragmentation = ps.fragmentation;
-        }
+        const tidal::pool::PoolStats ps = ctx->impl.pools().stats(kind, host ? 0 : device);
+        stats->reserved_bytes = ps.reserved_bytes;
+        stats->reserved_high_water = ps.reserved_high_water;
+        stats->in_use_bytes = ps.in_use_bytes;
+        stats->in_use_high_water = ps.in_use_high_water;
+        stats->allocations = ps.allocations;
+        stats->frees = ps.frees;
+        stats->cache_hits = ps.cache_hits;
+        stats->runtime_allocations = ps.upstream_acquires;
+        stats->runtime_frees = ps.upstream_releases;
+        stats->fragmentation = ps.fragmentation;
     });
 }
 

@@ -56,6 +56,13 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     // Process-wide: the newest context's level wins (TIDAL_LOG_LEVEL overrides every file).
     Logger::set_level(settings_.log_level);
     runtime_ = RuntimeLoader::load(settings_);
+    const bool vendor = settings_.pool.enabled && settings_.pool.backend == PoolBackend::vendor;
+    if (vendor && !runtime_->has_stream_ordered_pool())
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("{}pool.backend = \"vendor\": the {} runtime has no stream-ordered pool "
+                                "(cudaMallocAsync / hipMallocAsync) to serve device memory from",
+                                settings_.pool.backend_where, runtime_->name()),
+                    "use backend = \"tidal\" (the default), or a GPU runtime (runtime = \"cuda\" or \"hip\")");
     const int32_t count = runtime_->device_count();
     policy_devices_.resize(static_cast<size_t>(count));
     for (int32_t d = 0; d < count; ++d) {
@@ -82,7 +89,8 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     ps.thread_cache_large_bytes = settings_.pool.thread_cache_large;
     ps.small_max = static_cast<size_t>(settings_.pool.small_max);
     events_ = std::make_unique<EventPool>(*runtime_);
-    pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get());
+    pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get(),
+                                             vendor ? pool::PoolSet::Backend::vendor : pool::PoolSet::Backend::tidal);
     // GPU runtimes' prefetch calls block their thread for much of a migration: a worker
     // thread issues them. The simulated device never blocks, and its clock must see its calls
     // in program order, so there they are issued in place.
@@ -222,7 +230,15 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
     }
     r.pooled = pools_->enabled() && pool::PoolSet::poolable(p.kind) && !(p.flags & TIDAL_PLACEMENT_NO_POOL) &&
                r.runtime_device < pool::PoolSet::kMaxDevices;
-    if (r.pooled) {
+    if (r.pooled && pools_->vendor_serves(p.kind)) {
+        // The vendor's pool is another runtime allocator: over-aligned as the unpooled path
+        // is, and ordered on the default stream when the caller named none.
+        r.pooled = false;
+        r.vendor_pooled = true;
+        r.raw = pools_->vendor(r.runtime_device).allocate(r.raw_size, stream ? *stream : pool::StreamHandle{});
+        const uintptr_t raw = reinterpret_cast<uintptr_t>(r.raw);
+        r.base = reinterpret_cast<void *>((raw + r.alignment - 1) & ~(uintptr_t{r.alignment} - 1));
+    } else if (r.pooled) {
         // The pool aligns what it hands out itself: no over-allocation.
         r.raw_size = request.size;
         if (is_managed(p.kind)) {
@@ -292,6 +308,12 @@ void Context::unset_advice(const AllocationRecord &r) noexcept
 void Context::release_record(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
 {
     unset_advice(r);
+    if (r.vendor_pooled) {
+        if (int rc = free_vendor_pooled(r, stream); rc != 0)
+            log_error(fmt::format("giving {} bytes at {} back to the {} runtime's stream-ordered pool failed: {} ({})", r.size,
+                                  r.base, runtime_->name(), runtime_->native_name(rc), rc));
+        return;
+    }
     if (r.pooled) {
         try {
             pool::DevicePool &pool = pools_->get(r.kind, r.runtime_device);
@@ -333,6 +355,14 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         release_record(r, stream); // a pool takes its block back without a runtime call that could fail
         return;
     }
+    if (r.vendor_pooled) {
+        // Stream-ordered: no wait for the stream, the runtime's pool orders the reuse itself.
+        if (int rc = free_vendor_pooled(r, stream); rc != 0) {
+            registry_.insert(r);
+            runtime_->check(rc, fmt::format("giving {} bytes at {} back to the stream-ordered pool", r.size, r.base));
+        }
+        return;
+    }
     if (stream) {
         // Memory the runtime frees at once: the stream's queued work may still use it.
         if (int rc = runtime_->ops().stream_synchronize(runtime_->instance(), stream->native); rc != 0) {
@@ -352,6 +382,11 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         registry_.insert(r);
         runtime_->check(rc, fmt::format("freeing {} bytes of {} memory at {}", r.size, tidal_kind_name(r.kind), r.base));
     }
+}
+
+int Context::free_vendor_pooled(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
+{
+    return pools_->vendor(r.runtime_device).deallocate(r.raw, r.raw_size, stream ? *stream : pool::StreamHandle{});
 }
 
 AllocationRecord Context::query(const void *ptr) const

@@ -60,6 +60,8 @@ private:
     void apply_advice(const AllocationRecord &record);
     void unset_advice(const AllocationRecord &record) noexcept;
     void release_record(const AllocationRecord &record, const pool::StreamHandle *stream = nullptr) noexcept;
+    // Gives a block back to the runtime's stream-ordered pool; returns the native code.
+    int free_vendor_pooled(const AllocationRecord &record, const pool::StreamHandle *stream) noexcept;
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
     AllocationRecord range_owner(const void *ptr, size_t size) const;
 

@@ -24,8 +24,11 @@ namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 12> kTopKeys = {
     "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration"};
-constexpr std::array<std::string_view, 6> kPoolKeys = {"enabled", "release_threshold", "growth", "thread_cache_blocks",
-                                                      "thread_cache_large", "small_max"};
+constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
+                                                      "release_threshold", "growth",
+                                                      "thread_cache_blocks", "thread_cache_large",
+                                                      "small_max"};
+constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
@@ -231,6 +234,10 @@ void read_pool(const TomlReader &r, const toml::node &node, Settings &s)
     r.require_known_keys(t, "pool", kPoolKeys);
     if (const toml::node *n = t.get("enabled"))
         s.pool.enabled = r.boolean(*n, "pool.enabled");
+    if (const toml::node *n = t.get("backend")) {
+        s.pool.backend = r.choice(*n, "pool.backend", kPoolBackends) == "vendor" ? PoolBackend::vendor : PoolBackend::tidal;
+        s.pool.backend_where = r.where(n->source());
+    }
     if (const toml::node *n = t.get("release_threshold"))
         s.pool.release_threshold = r.size(*n, "pool.release_threshold");
     if (const toml::node *n = t.get("growth")) {

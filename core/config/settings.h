@@ -64,9 +64,17 @@ struct CopySettings {
     uint32_t threads = 0;                     // host memcpy threads; 0 = min(cores, 16)
 };
 
+// Who serves device memory when pools are on: tidal's own pools, or the runtime's
+// stream-ordered pool (cudaMallocAsync / hipMallocAsync); other kinds always use tidal's.
+enum class PoolBackend { tidal, vendor };
+
 // [pool]: the per-(kind, device) pools tidal_alloc serves device, managed and pinned memory from.
 struct PoolConfig {
     bool enabled = true;
+    PoolBackend backend = PoolBackend::tidal;
+    // "FILE:LINE:COLUMN: " of the backend key (empty when absent): the runtime's lack of a
+    // stream-ordered pool is found when the context starts, long after the file was read.
+    std::string backend_where;
     uint64_t release_threshold = 0;         // tidal_pool_trim keeps at most this many spare bytes per pool
     uint64_t growth = uint64_t{64} << 20;   // smallest upstream chunk for large blocks
     // Per-thread caches (the lock-free fast path). A block a thread caches serves only that

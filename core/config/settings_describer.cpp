@@ -87,7 +87,10 @@ void describe_copy(std::ostringstream &os, const CopySettings &copy)
 void describe_pool(std::ostringstream &os, const PoolConfig &pool)
 {
     os << "\n[pool]\n";
-    os << "enabled = " << (pool.enabled ? "true" : "false") << "\n";
+    os << "enabled = " << (pool.enabled ? "true" : "false") << (pool.enabled ? "" : "  # every tidal_alloc calls the runtime") << "\n";
+    os << "backend = " << (pool.backend == PoolBackend::vendor ? "\"vendor\"  # device memory from the runtime's stream-ordered pool"
+                                                                : "\"tidal\"  # device memory from tidal's own pools")
+       << (pool.enabled ? "" : " (unused: pools are off)") << "\n";
     os << "release_threshold = " << pool.release_threshold << "  # " << format_size(pool.release_threshold) << "\n";
     os << "growth = " << pool.growth << "  # " << format_size(pool.growth) << "\n";
     os << "thread_cache_blocks = " << pool.thread_cache_blocks << "\n";

@@ -1,6 +1,16 @@
 #include "pool/pool_set.h"
 
+#include <algorithm>
+
 namespace tidal::pool {
+
+PoolSet::PoolSet(Runtime &runtime, PoolSettings settings, EventPool *events, Backend backend)
+    : runtime_(runtime), settings_(settings), events_(events)
+{
+    if (backend == Backend::vendor && settings_.enabled)
+        for (int32_t d = 0; d < std::min(runtime_.device_count(), kMaxDevices); ++d)
+            vendor_.push_back(std::make_unique<VendorPool>(runtime_, d));
+}
 
 PoolSet::~PoolSet()
 {
@@ -32,6 +42,14 @@ const DevicePool *PoolSet::find(tidal_kind kind, int32_t device) const noexcept
     if (kind <= TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT || device < 0 || device >= kMaxDevices)
         return nullptr;
     return slots_[static_cast<size_t>(kind) * kMaxDevices + static_cast<size_t>(device)].load(std::memory_order_acquire);
+}
+
+PoolStats PoolSet::stats(tidal_kind kind, int32_t device) const
+{
+    if (vendor_serves(kind) && device >= 0 && static_cast<size_t>(device) < vendor_.size())
+        return vendor_[static_cast<size_t>(device)]->stats();
+    const DevicePool *p = find(kind, device);
+    return p ? p->stats() : PoolStats{};
 }
 
 uint64_t PoolSet::trim()

@@ -1,5 +1,7 @@
 // The pools of one context: one DevicePool per (kind, device), made on first use. The lookup
-// on the allocation path is one atomic load; creation takes a mutex once per pool.
+// on the allocation path is one atomic load; creation takes a mutex once per pool. With the
+// vendor backend, device memory comes from one VendorPool per device instead (made up front:
+// they hold nothing), and the other kinds from DevicePools as before.
 #pragma once
 
 #include <array>
@@ -11,6 +13,7 @@
 #include "pool/device_pool.h"
 #include "pool/runtime_block_source.h"
 #include "pool/runtime_event_oracle.h"
+#include "pool/vendor_pool.h"
 
 namespace tidal::pool {
 
@@ -18,9 +21,11 @@ class PoolSet {
 public:
     static constexpr int32_t kMaxDevices = 64;
 
+    enum class Backend { tidal, vendor };
+
     // `events` (may be null: then pools refuse stream-ordered frees) must outlive the set.
-    PoolSet(Runtime &runtime, PoolSettings settings, EventPool *events = nullptr)
-        : runtime_(runtime), settings_(settings), events_(events) {}
+    // Backend::vendor needs a runtime with a stream-ordered pool (the context checks first).
+    PoolSet(Runtime &runtime, PoolSettings settings, EventPool *events = nullptr, Backend backend = Backend::tidal);
     ~PoolSet();
     PoolSet(const PoolSet &) = delete;
     PoolSet &operator=(const PoolSet &) = delete;
@@ -30,6 +35,10 @@ public:
     // from the C library's allocator, which pools already.
     static bool poolable(tidal_kind kind) noexcept { return kind != TIDAL_KIND_PAGEABLE && kind != TIDAL_KIND_AUTO; }
 
+    // Whether allocations of `kind` go to the runtime's stream-ordered pool (vendor()).
+    bool vendor_serves(tidal_kind kind) const noexcept { return !vendor_.empty() && kind == TIDAL_KIND_DEVICE; }
+    VendorPool &vendor(int32_t device) { return *vendor_.at(static_cast<size_t>(device)); }
+
     DevicePool &get(tidal_kind kind, int32_t device)
     {
         DevicePool *p = slot(kind, device).load(std::memory_order_acquire);
@@ -37,6 +46,8 @@ public:
     }
     // The pool if it was ever used, else nullptr.
     const DevicePool *find(tidal_kind kind, int32_t device) const noexcept;
+    // The counters of whichever pool serves (kind, device); all zero when it was never used.
+    PoolStats stats(tidal_kind kind, int32_t device) const;
     // Gives free memory of every pool back to the runtime; returns the bytes released.
     uint64_t trim();
 
@@ -58,6 +69,7 @@ private:
     std::array<std::atomic<DevicePool *>, TIDAL_KIND_COUNT * kMaxDevices> slots_{};
     std::mutex mutex_;
     std::vector<Entry> entries_;
+    std::vector<std::unique_ptr<VendorPool>> vendor_; // by device; empty for Backend::tidal
 };
 
 } // namespace tidal::pool

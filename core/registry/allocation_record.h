@@ -20,6 +20,7 @@ struct AllocationRecord {
     uint32_t advice = 0;
     size_t alignment = 0;
     bool pooled = false;                 // raw/raw_size/alignment came from the context's pool
+    bool vendor_pooled = false;          // raw came from the runtime's stream-ordered pool ([pool] backend = "vendor")
     char tag[TIDAL_TAG_MAX] = {};
     char placed_by[32] = {};
 

@@ -62,6 +62,20 @@ int Runtime::free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexc
     return ops_->free(instance_, kind, device, ptr, size);
 }
 
+void *Runtime::alloc_async(int32_t device, size_t size, void *stream)
+{
+    void *out = nullptr;
+    check(ops_->alloc_async(instance_, device, size, stream, &out), [&] {
+        return fmt::format("allocating {} bytes from the stream-ordered pool of device {}", size, device);
+    });
+    return out;
+}
+
+int Runtime::free_async(int32_t device, void *ptr, void *stream) noexcept
+{
+    return ops_->free_async(instance_, device, ptr, stream);
+}
+
 void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location)
 {
     if (!ops_->advise)

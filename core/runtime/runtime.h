@@ -37,6 +37,11 @@ public:
     void *alloc(tidal_kind kind, int32_t device, size_t size);
     // Frees without throwing: teardown paths must go on. Returns the native code.
     int free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept;
+    // The runtime's own stream-ordered pool of device memory (alloc_async / free_async), where
+    // the module has one; callers check has_stream_ordered_pool() first.
+    bool has_stream_ordered_pool() const noexcept { return ops_->alloc_async && ops_->free_async; }
+    void *alloc_async(int32_t device, size_t size, void *stream);
+    int free_async(int32_t device, void *ptr, void *stream) noexcept;
     void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location);
     void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 

@@ -174,6 +174,17 @@ typedef struct tidal_rt_ops {
     int (*event_query)(void *rt, void *event, int32_t *complete);
     int (*kernel_spin)(void *rt, int32_t device, uint64_t ns, void *stream);
     int (*clock)(void *rt, double *seconds);
+
+    /* Appended after clock; optional as a pair (both or neither). The runtime's own
+     * stream-ordered pool of device memory ([pool] backend = "vendor"): cudaMallocAsync /
+     * cudaFreeAsync, hipMallocAsync / hipFreeAsync from `device`'s current memory pool, with
+     * the pool's attributes as the application left them.
+     *  alloc_async: `size` bytes of device memory usable in `stream`'s order (NULL = the
+     *               default stream of `device`), aligned to at least 256 bytes.
+     *  free_async:  gives `ptr` (from alloc_async on `device`) back once the work queued on
+     *               `stream` so far has finished. */
+    int (*alloc_async)(void *rt, int32_t device, size_t size, void *stream, void **out);
+    int (*free_async)(void *rt, int32_t device, void *ptr, void *stream);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -169,6 +169,24 @@ static void test_thread_caches_can_be_switched_off(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* The vendor's stream-ordered pool needs a runtime that has one; the simulated device does not
+ * model it, so the context refuses to start and says where the key is and what to do. Pools
+ * switched off never use a backend, so then the key is harmless. */
+static void test_vendor_backend_needs_a_stream_ordered_pool(void **state)
+{
+    (void)state;
+    tidal_context *ctx = NULL;
+    assert_status(tidal_context_create_from_string("runtime = \"sim\"\n[pool]\nbackend = \"vendor\"\n", &ctx),
+                  TIDAL_ERROR_NOT_SUPPORTED);
+    assert_null(ctx);
+    assert_last_error_contains("<string>:3:11: pool.backend = \"vendor\": the sim runtime has no stream-ordered pool");
+    assert_last_error_contains("backend = \"tidal\"");
+    ctx = harness_context("runtime = \"sim\"\n[pool]\nenabled = false\nbackend = \"vendor\"\n");
+    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 int main(void)
 {
     harness_isolate_environment();
@@ -180,6 +198,7 @@ int main(void)
         SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
         SIM_TEST(test_pool_errors),
         cmocka_unit_test(test_thread_caches_can_be_switched_off),
+        cmocka_unit_test(test_vendor_backend_needs_a_stream_ordered_pool),
     };
 #undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,6 +95,102 @@ static void test_fake_module_allocates(void **state)
     free(toml);
 }
 
+static tidal_pool_stats device_pool_stats(tidal_context *ctx)
+{
+    tidal_pool_stats s = TIDAL_POOL_STATS_INIT;
+    assert_ok(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, 0, &s));
+    return s;
+}
+
+static uint64_t free_memory(tidal_context *ctx)
+{
+    tidal_device_info device = TIDAL_DEVICE_INFO_INIT;
+    assert_ok(tidal_device_info_get(ctx, 0, &device));
+    return device.free_memory;
+}
+
+/* [pool] backend = "vendor": device memory comes from the module's stream-ordered pool, one
+ * runtime call per allocation and free (the fake's pool keeps nothing back, so its memory is
+ * free again at once, where tidal's own pool would keep its chunk); the caller's stream
+ * reaches the runtime; other kinds still come from tidal's pools. */
+static void test_vendor_backend_serves_device_memory(void **state)
+{
+    (void)state;
+    char *hip = hip_config("TIDAL_TEST_RUNTIME_DIR_FAKE");
+    char *toml = harness_format("%s[pool]\nbackend = \"vendor\"\n", hip);
+    tidal_context *ctx = harness_context(toml);
+    const uint64_t total = (uint64_t)16 << 30;
+    const size_t size = 8u << 20;
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, size, &desc, &p));
+    harness_fill(p, size, 3);
+    tidal_pool_stats s = device_pool_stats(ctx);
+    assert_int_equal(s.allocations, 1);
+    assert_int_equal(s.runtime_allocations, 1);
+    assert_int_equal(s.in_use_bytes, size);
+    assert_true(free_memory(ctx) < total);
+    assert_ok(tidal_free(ctx, p));
+    s = device_pool_stats(ctx);
+    assert_int_equal(s.frees, 1);
+    assert_int_equal(s.runtime_frees, 1);
+    assert_int_equal(s.in_use_bytes, 0);
+    assert_int_equal(s.in_use_high_water, size);
+    assert_int_equal(free_memory(ctx), total);
+
+    /* Over-aligned blocks are padded, as straight from the runtime. */
+    desc.alignment = 1u << 16;
+    assert_ok(tidal_alloc(ctx, 1000, &desc, &p));
+    assert_int_equal((uintptr_t)p % (1u << 16), 0);
+    assert_ok(tidal_free(ctx, p));
+    desc.alignment = 0;
+
+    /* The fake refuses the stream 0xbad: an error there proves the stream reached it. */
+    void *const good = (void *)(uintptr_t)0x1234, *const refused = (void *)(uintptr_t)0xbad;
+    assert_status(tidal_alloc_async(ctx, 4096, &desc, refused, &p), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_last_error_contains("stream-ordered pool");
+    assert_ok(tidal_alloc_async(ctx, 4096, &desc, good, &p));
+    assert_status(tidal_free_async(ctx, p, refused), TIDAL_ERROR_INVALID_ARGUMENT);
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    assert_ok(tidal_pointer_query(ctx, p, &info)); /* a refused free loses nothing */
+    assert_ok(tidal_free_async(ctx, p, good));
+    assert_int_equal(free_memory(ctx), total);
+
+    /* Pinned memory still comes from tidal's pool, which keeps its slab after the free. */
+    desc.kind = TIDAL_KIND_PINNED;
+    assert_ok(tidal_alloc(ctx, 4096, &desc, &p));
+    assert_ok(tidal_free(ctx, p));
+    tidal_pool_stats pinned = TIDAL_POOL_STATS_INIT;
+    assert_ok(tidal_pool_stats_get(ctx, TIDAL_KIND_PINNED, TIDAL_DEVICE_HOST, &pinned));
+    assert_int_equal(pinned.allocations, 1);
+    assert_true(pinned.reserved_bytes > 0);
+
+    /* A leak goes back to the vendor's pool when the context is destroyed. */
+    desc.kind = TIDAL_KIND_DEVICE;
+    assert_ok(tidal_alloc(ctx, 4096, &desc, &p));
+    assert_ok(tidal_context_destroy(ctx));
+    free(toml);
+    free(hip);
+}
+
+/* The same module under tidal's own pool: the freed chunk stays with the pool. */
+static void test_tidal_backend_keeps_its_chunk(void **state)
+{
+    (void)state;
+    char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_FAKE");
+    tidal_context *ctx = harness_context(toml);
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, 8u << 20, &desc, &p));
+    assert_ok(tidal_free(ctx, p));
+    assert_true(free_memory(ctx) < ((uint64_t)16 << 30));
+    assert_int_equal(device_pool_stats(ctx).runtime_frees, 0);
+    assert_ok(tidal_context_destroy(ctx));
+    free(toml);
+}
+
 static void test_module_with_other_abi_is_rejected(void **state)
 {
     (void)state;
@@ -194,6 +290,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fake_module_describes_its_device),
         cmocka_unit_test(test_fake_module_allocates),
+        cmocka_unit_test(test_vendor_backend_serves_device_memory),
+        cmocka_unit_test(test_tidal_backend_keeps_its_chunk),
         cmocka_unit_test(test_module_with_other_abi_is_rejected),
         cmocka_unit_test(test_module_without_entry_symbol_is_rejected),
         cmocka_unit_test(test_real_hip_module_without_gpu),

@@ -310,6 +310,33 @@ TEST_CASE("defaults")
     CHECK(s.sim.faults.empty());
     CHECK(s.sim.profile.name == "h200");
     CHECK(s.sim.profile.capacity == 150109880320ull);
+    CHECK(s.pool.enabled);
+    CHECK(s.pool.backend == PoolBackend::tidal);
+    CHECK(s.pool.backend_where.empty());
+}
+
+TEST_CASE("[pool] backend: tidal's pools or the vendor's stream-ordered pool")
+{
+    CleanEnvironment env;
+    const Settings s = ConfigLoader::from_string("[pool]\nbackend = \"vendor\"\n");
+    CHECK(s.pool.backend == PoolBackend::vendor);
+    // Kept for the context, which finds out later whether the runtime has such a pool.
+    CHECK(s.pool.backend_where == "<string>:2:11: ");
+    CHECK(ConfigLoader::from_string("[pool]\nbackend = \"tidal\"\n").pool.backend == PoolBackend::tidal);
+    CHECK(contains(config_error("[pool]\nbackend = \"vendr\"\n"),
+                   "<string>:2:11: pool.backend = \"vendr\" is not valid; did you mean 'vendor'?"));
+    CHECK(contains(config_error("[pool]\nbackend = \"cuda\"\n"), "<string>:2:11: pool.backend = \"cuda\" is not valid"));
+    CHECK(contains(config_error("[pool]\nbackend = 1\n"), "<string>:2:11: wrong type for pool.backend: expected a string"));
+    CHECK(contains(config_error("[pool]\nbakend = \"vendor\"\n"), "<string>:2:1: unknown key 'bakend' in [pool]; did you mean 'backend'?"));
+
+    const std::string text = describe_settings(s);
+    CAPTURE(text);
+    CHECK(contains(text, "\n[pool]\nenabled = true\nbackend = \"vendor\""));
+    const Settings b = ConfigLoader::from_string(text);
+    CHECK(b.pool.backend == PoolBackend::vendor);
+    CHECK(describe_settings(b) == text);
+    CHECK(contains(describe_settings(ConfigLoader::from_string("[pool]\nenabled = false\nbackend = \"vendor\"\n")),
+                   "(unused: pools are off)"));
 }
 
 TEST_CASE("a full configuration")
@@ -794,6 +821,8 @@ void check_same_settings(const Settings &a, const Settings &b)
     CHECK(a.policy_path == b.policy_path);
     CHECK(a.runtime_path == b.runtime_path);
     CHECK(a.policies == b.policies);
+    CHECK(a.pool.enabled == b.pool.enabled);
+    CHECK(a.pool.backend == b.pool.backend);
     CHECK(a.sim.devices == b.sim.devices);
     CHECK(a.sim.capacity == b.sim.capacity);
     CHECK(a.sim.page_size == b.sim.page_size);

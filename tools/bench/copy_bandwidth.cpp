@@ -16,8 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "../common/parallel_memcpy.h"
+
 namespace {
 
+using tidal_tool::parallel_memcpy;
 using Clock = std::chrono::steady_clock;
 
 void die(tidal_status s, const char *what)
@@ -53,18 +56,6 @@ double wall(const std::function<void()> &f)
     auto t0 = Clock::now();
     f();
     return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-void parallel_memcpy(char *dst, const char *src, size_t n, unsigned threads)
-{
-    std::vector<std::thread> ts;
-    const size_t per = (n + threads - 1) / threads;
-    for (unsigned t = 0; t < threads; ++t) {
-        const size_t b = std::min(n, t * per), e = std::min(n, b + per);
-        ts.emplace_back([=] { std::memcpy(dst + b, src + b, e - b); });
-    }
-    for (auto &t : ts)
-        t.join();
 }
 
 size_t parse_size(const std::string &s)

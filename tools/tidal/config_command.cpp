@@ -13,16 +13,12 @@ int run_check(const std::string &file)
     tidal_context *ctx = open_context(file, "");
     if (!ctx)
         return 1;
-    size_t needed = 0;
-    tidal_config_describe(ctx, nullptr, 0, &needed);
-    std::string text(needed, '\0');
-    tidal_status s = tidal_config_describe(ctx, text.data(), text.size(), nullptr);
-    if (s != TIDAL_OK) {
-        fmt::print(stderr, "tidal: {}: {}\n", tidal_status_name(s), tidal_last_error());
+    const std::string text = describe_configuration(ctx);
+    if (text.empty()) {
+        fmt::print(stderr, "tidal: {}\n", tidal_last_error());
         tidal_context_destroy(ctx);
         return 1;
     }
-    text.resize(needed ? needed - 1 : 0);
     fmt::print("# {}: valid\n{}", file, text);
     tidal_context_destroy(ctx);
     return 0;

@@ -15,9 +15,19 @@ namespace tidal_tool {
 // Opens a context from --config FILE, else --runtime NAME, else TIDAL_CONFIG / defaults.
 // On failure prints the status and message to stderr and returns NULL.
 tidal_context *open_context(const std::string &config_file, const std::string &runtime);
+// The context's resolved settings as TOML (tidal_config_describe); "" when it cannot say.
+std::string describe_configuration(tidal_context *ctx);
+// "TIDAL_ERROR_...: detail" for the calling thread's last failure.
+std::string failure_text(tidal_status s);
+// Runs one validation kernel and waits for it (tidal_check_run). `result` gets
+// PATTERN_VERIFY's mismatch count, `elapsed_ms` the device time of all `repeat` runs.
+tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size,
+                       uint64_t seed, uint64_t *result = nullptr, const void *source = nullptr, uint32_t repeat = 1,
+                       double *elapsed_ms = nullptr);
 
 void add_probe_command(CLI::App &app);
 void add_config_command(CLI::App &app);
 void add_validate_command(CLI::App &app);
+void add_bench_command(CLI::App &app);
 
 } // namespace tidal_tool

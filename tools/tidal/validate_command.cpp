@@ -55,25 +55,6 @@ struct Row {
     }
 };
 
-std::string last_error(tidal_status s) { return fmt::format("{}: {}", tidal_status_name(s), tidal_last_error()); }
-
-// Runs one validation kernel; on failure returns the message.
-tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size,
-                       uint64_t seed, uint64_t *result = nullptr, const void *source = nullptr)
-{
-    tidal_check c = TIDAL_CHECK_INIT;
-    c.kind = kind;
-    c.device = device;
-    c.target = target;
-    c.source = source;
-    c.size = size;
-    c.seed = seed;
-    tidal_status s = tidal_check_run(ctx, &c);
-    if (result)
-        *result = c.result;
-    return s;
-}
-
 class KindValidator {
 public:
     KindValidator(tidal_context *ctx, const tidal_device_info &dev, tidal_kind kind, size_t size)
@@ -97,7 +78,7 @@ public:
             return row;
         }
         if (s != TIDAL_OK) {
-            row.checks["alloc"] = {Verdict::fail, last_error(s)};
+            row.checks["alloc"] = {Verdict::fail, failure_text(s)};
             return row;
         }
         row.checks["alloc"] = {Verdict::pass, fmt::format("{} MiB", size_ >> 20)};
@@ -114,7 +95,7 @@ public:
             row.checks["atomics"] = atomics(p);
         }
         if ((s = tidal_free(ctx_, p)) != TIDAL_OK)
-            row.checks["alloc"] = {Verdict::fail, "free: " + last_error(s)};
+            row.checks["alloc"] = {Verdict::fail, "free: " + failure_text(s)};
         return row;
     }
 
@@ -126,7 +107,7 @@ private:
     {
         for (tidal_check_kind k : {TIDAL_CHECK_TOUCH_WRITE, TIDAL_CHECK_TOUCH_READ})
             if (tidal_status s = run_check(ctx_, k, dev_.index, p, size_, 0); s != TIDAL_OK)
-                return {Verdict::fail, last_error(s)};
+                return {Verdict::fail, failure_text(s)};
         return {Verdict::pass, "every 4 KiB page read and written by the device"};
     }
 
@@ -135,7 +116,7 @@ private:
         uint64_t mismatches = 0;
         if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_VERIFY, dev_.index, p, size_, seed, &mismatches);
             s != TIDAL_OK)
-            return {Verdict::fail, fmt::format("{}: {}", when, last_error(s))};
+            return {Verdict::fail, fmt::format("{}: {}", when, failure_text(s))};
         if (mismatches)
             return {Verdict::fail, fmt::format("{}: {} of {} words corrupted", when, mismatches, size_ / 8)};
         return {Verdict::pass, ""};
@@ -145,7 +126,7 @@ private:
     {
         const uint64_t seed = 0x7da1 + static_cast<uint64_t>(kind_);
         if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_FILL, dev_.index, p, size_, seed); s != TIDAL_OK)
-            return {Verdict::fail, last_error(s)};
+            return {Verdict::fail, failure_text(s)};
         Outcome o = verify(p, seed, "after fill");
         if (o.verdict == Verdict::pass)
             o.detail = "address-derived pattern written and verified on the device";
@@ -156,7 +137,7 @@ private:
     {
         tidal_range_info info = TIDAL_RANGE_INFO_INIT;
         if (tidal_status s = tidal_range_query(ctx_, base_, size_, &info); s != TIDAL_OK)
-            return {Verdict::fail, fmt::format("{}: {}", when, last_error(s))};
+            return {Verdict::fail, fmt::format("{}: {}", when, failure_text(s))};
         if (info.last_prefetch_location != want)
             return {Verdict::fail, fmt::format("{}: the runtime reports last prefetch location {}, expected {}", when,
                                                info.last_prefetch_location, want)};
@@ -168,12 +149,12 @@ private:
         base_ = p;
         const uint64_t seed = 0x5eed;
         if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_FILL, dev_.index, p, size_, seed); s != TIDAL_OK)
-            return {Verdict::fail, last_error(s)};
+            return {Verdict::fail, failure_text(s)};
         if (!managed()) {
             // Other kinds cannot move: prefetch must succeed as a no-op and leave the data intact.
             for (int32_t to : {TIDAL_DEVICE_HOST, dev_.index})
                 if (tidal_status s = tidal_prefetch(ctx_, p, size_, to); s != TIDAL_OK)
-                    return {Verdict::fail, "prefetch (no-op expected): " + last_error(s)};
+                    return {Verdict::fail, "prefetch (no-op expected): " + failure_text(s)};
             Outcome o = verify(p, seed, "after no-op prefetches");
             if (o.verdict == Verdict::pass)
                 o = {Verdict::pass, "not migratable: prefetch is a counted no-op, data intact"};
@@ -187,7 +168,7 @@ private:
         };
         for (const auto &m : moves) {
             if (tidal_status s = tidal_prefetch(ctx_, p, size_, m.to); s != TIDAL_OK)
-                return {Verdict::fail, fmt::format("{}: {}", m.when, last_error(s))};
+                return {Verdict::fail, fmt::format("{}: {}", m.when, failure_text(s))};
             if (Outcome o = expect_location(m.to, m.when); o.verdict != Verdict::pass)
                 return o;
             if (Outcome o = verify(p, seed, m.when); o.verdict != Verdict::pass)
@@ -206,7 +187,7 @@ private:
         desc.kind = TIDAL_KIND_PINNED;
         void *host = nullptr;
         if (tidal_status s = tidal_alloc(ctx_, bytes, &desc, &host); s != TIDAL_OK)
-            return {Verdict::fail, "pinned staging buffer: " + last_error(s)};
+            return {Verdict::fail, "pinned staging buffer: " + failure_text(s)};
         auto *h = static_cast<uint64_t *>(host);
         Outcome result{Verdict::pass, fmt::format("{} rounds of atomicAdd on {} counters", kRounds, bytes / 8)};
         std::fill(h, h + bytes / 8, 0);
@@ -216,7 +197,7 @@ private:
         if (s == TIDAL_OK)
             s = run_check(ctx_, TIDAL_CHECK_RUNTIME_COPY, dev_.index, host, bytes, 0, nullptr, p);
         if (s != TIDAL_OK) {
-            result = {Verdict::fail, last_error(s)};
+            result = {Verdict::fail, failure_text(s)};
         } else {
             size_t wrong = 0;
             for (size_t i = 0; i < bytes / 8; ++i)
@@ -282,7 +263,7 @@ Bandwidth measure_bandwidth(tidal_context *ctx, const tidal_device_info &dev, si
     if (s == TIDAL_ERROR_NOT_SUPPORTED)
         b.outcome = {Verdict::unsupported, tidal_last_error()};
     else if (s != TIDAL_OK)
-        b.outcome = {Verdict::fail, last_error(s)};
+        b.outcome = {Verdict::fail, failure_text(s)};
     else if (b.runtime_gbs <= 0)
         b.outcome = {Verdict::unsupported, "the runtime gives no event timing"};
     else {

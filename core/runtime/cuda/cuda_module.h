@@ -45,6 +45,8 @@ int mem_info(void *rt, int32_t device, uint64_t *free_bytes, uint64_t *total_byt
 /* memory.cpp */
 int allocate(void *rt, int32_t kind, int32_t device, size_t size, void **out) noexcept;
 int release(void *rt, int32_t kind, int32_t device, void *ptr, size_t size) noexcept;
+int allocate_async(void *rt, int32_t device, size_t size, void *stream, void **out) noexcept;
+int release_async(void *rt, int32_t device, void *ptr, void *stream) noexcept;
 int host_register(void *rt, void *ptr, size_t size) noexcept;
 int host_unregister(void *rt, void *ptr) noexcept;
 int pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device) noexcept;

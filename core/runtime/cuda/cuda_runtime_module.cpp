@@ -26,6 +26,8 @@ constexpr tidal_rt_ops make_ops()
 
     ops.alloc = allocate;
     ops.free = release;
+    ops.alloc_async = allocate_async;
+    ops.free_async = release_async;
     ops.host_register = host_register;
     ops.host_unregister = host_unregister;
     ops.pointer_kind = pointer_kind;

@@ -80,6 +80,31 @@ int release(void *, int32_t kind, int32_t, void *ptr, size_t) noexcept
     }
 }
 
+/* The device's current memory pool, as the application configured it (CUDA's default pool
+ * gives memory back to the driver at every synchronisation unless its release threshold was
+ * raised): tidal does not change process-wide pool attributes behind the application. */
+int allocate_async(void *, int32_t device, size_t size, void *stream, void **out) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    void *ptr = nullptr;
+    const cudaError_t status = cudaMallocAsync(&ptr, size, as_stream(stream));
+    if (status != cudaSuccess)
+        return settle(status);
+    *out = ptr;
+    return static_cast<int>(cudaSuccess);
+}
+
+int release_async(void *, int32_t device, void *ptr, void *stream) noexcept
+{
+    /* The default stream is per device: free on the one the block was allocated for. */
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(cudaFreeAsync(ptr, as_stream(stream)));
+}
+
 int host_register(void *, void *ptr, size_t size) noexcept
 {
     /* Default flags: with unified addressing the range is both mapped and portable. */

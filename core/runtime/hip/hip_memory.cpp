@@ -148,6 +148,33 @@ int rt_free(void *, int32_t kind, int32_t device, void *ptr, size_t size) noexce
     });
 }
 
+// The device's current memory pool with the attributes the application gave it: tidal does
+// not change process-wide pool state behind the application.
+int rt_alloc_async(void *, int32_t device, size_t size, void *stream, void **out) noexcept
+{
+    return guarded([&] {
+        const DeviceScope scope(device);
+        if (scope.status() != hipSuccess)
+            return scope.status();
+        void *p = nullptr;
+        const hipError_t rc = hipMallocAsync(&p, size, static_cast<hipStream_t>(stream));
+        if (rc == hipSuccess)
+            *out = p;
+        return rc;
+    });
+}
+
+int rt_free_async(void *, int32_t device, void *ptr, void *stream) noexcept
+{
+    return guarded([&] {
+        // The NULL stream is the current device's: the block's own device.
+        const DeviceScope scope(device);
+        if (scope.status() != hipSuccess)
+            return scope.status();
+        return hipFreeAsync(ptr, static_cast<hipStream_t>(stream));
+    });
+}
+
 int rt_host_register(void *, void *ptr, size_t size) noexcept
 {
     return guarded([&] { return hipHostRegister(ptr, size, hipHostRegisterDefault); });

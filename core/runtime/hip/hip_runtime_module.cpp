@@ -108,6 +108,8 @@ constexpr tidal_rt_ops kHipOps = {
     .event_query = rt_event_query,
     .kernel_spin = rt_kernel_spin,
     .clock = nullptr,
+    .alloc_async = rt_alloc_async,
+    .free_async = rt_free_async,
 #else
     // No hipcc-built kernels in this build: the core reports TIDAL_ERROR_NOT_SUPPORTED.
     .kernel_touch = nullptr,
@@ -119,6 +121,8 @@ constexpr tidal_rt_ops kHipOps = {
     .event_query = rt_event_query,
     .kernel_spin = nullptr,
     .clock = nullptr,
+    .alloc_async = rt_alloc_async,
+    .free_async = rt_free_async,
 #endif
 };
 

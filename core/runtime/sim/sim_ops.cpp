@@ -230,6 +230,10 @@ const tidal_rt_ops kSimOps = {
     .event_query = op_event_query,
     .kernel_spin = op_kernel_spin,
     .clock = op_clock,
+    // No model of a vendor's stream-ordered pool (its costs were never measured apart from
+    // cudaMalloc's): [pool] backend = "vendor" is NOT_SUPPORTED on the simulated device.
+    .alloc_async = nullptr,
+    .free_async = nullptr,
 };
 
 } // namespace

@@ -1,8 +1,9 @@
 /*
  * A fake HIP runtime module for the C API tests: one device named "Fake GPU" whose memory of
  * every kind is malloc'd host memory. It implements only what a context needs to start,
- * describe its device and allocate; every other entry point is NULL, which the core reports
- * as TIDAL_ERROR_NOT_SUPPORTED. Native codes follow HIP's numbering (family HIP).
+ * describe its device and allocate (a stream-ordered pool included, for [pool] backend =
+ * "vendor"); every other entry point is NULL, which the core reports as
+ * TIDAL_ERROR_NOT_SUPPORTED. Native codes follow HIP's numbering (family HIP).
  *
  * Built twice: as tests/runtime/fake/tidal-runtime-hip.so, and with FAKE_RUNTIME_ABI=999 as
  * tests/runtime/mismatch/tidal-runtime-hip.so, a module from a future tree the core must refuse.
@@ -157,6 +158,34 @@ static int fake_free(void *rt, int32_t kind, int32_t device, void *ptr, size_t s
     return FAKE_SUCCESS;
 }
 
+/* The stream-ordered pool: device memory like fake_alloc's, preceded by a header that holds
+ * its size (free_async is not told it). The stream handle FAKE_REFUSED_STREAM is refused with
+ * hipErrorInvalidValue, so a test can see that the caller's stream reached the runtime. */
+#define FAKE_REFUSED_STREAM ((void *)(uintptr_t)0xbad)
+
+static int fake_alloc_async(void *rt, int32_t device, size_t size, void *stream, void **out)
+{
+    if (stream == FAKE_REFUSED_STREAM)
+        return FAKE_INVALID_VALUE;
+    void *block = NULL;
+    int rc = fake_alloc(rt, TIDAL_KIND_DEVICE, device, FAKE_ALIGNMENT + size, &block);
+    if (rc != FAKE_SUCCESS)
+        return rc;
+    memcpy(block, &size, sizeof size);
+    *out = (char *)block + FAKE_ALIGNMENT;
+    return FAKE_SUCCESS;
+}
+
+static int fake_free_async(void *rt, int32_t device, void *ptr, void *stream)
+{
+    if (stream == FAKE_REFUSED_STREAM)
+        return FAKE_INVALID_VALUE;
+    void *block = (char *)ptr - FAKE_ALIGNMENT;
+    size_t size = 0;
+    memcpy(&size, block, sizeof size);
+    return fake_free(rt, TIDAL_KIND_DEVICE, device, block, FAKE_ALIGNMENT + size);
+}
+
 static int fake_pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device)
 {
     (void)rt;
@@ -182,6 +211,8 @@ static const tidal_rt_ops fake_ops = {
     .alloc = fake_alloc,
     .free = fake_free,
     .pointer_kind = fake_pointer_kind,
+    .alloc_async = fake_alloc_async,
+    .free_async = fake_free_async,
     /* Everything else stays NULL: not supported by the fake. */
 };
 
