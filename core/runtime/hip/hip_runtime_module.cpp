@@ -108,6 +108,7 @@ constexpr tidal_rt_ops kHipOps = {
     .event_query = rt_event_query,
     .kernel_spin = rt_kernel_spin,
     .clock = nullptr,
+    .kernel_batch_copy = rt_kernel_batch_copy,
 #else
     // No hipcc-built kernels in this build: the core reports TIDAL_ERROR_NOT_SUPPORTED.
     .kernel_touch = nullptr,
@@ -119,6 +120,7 @@ constexpr tidal_rt_ops kHipOps = {
     .event_query = rt_event_query,
     .kernel_spin = nullptr,
     .clock = nullptr,
+    .kernel_batch_copy = nullptr,
 #endif
 };
 
