@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 
+#include "copy/place_finder.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -21,7 +22,7 @@ constexpr size_t kMinPackPerThread = size_t{256} << 10;
 // Smallest staging buffer: pinned allocation costs milliseconds, so do not grow by crumbs.
 constexpr size_t kMinStaging = size_t{1} << 20;
 // Every staged item may take this much beyond its bytes: alignment to 16 plus the peer's
-// offset modulo 16 (see place()).
+// offset modulo 16 (see slot_offset()).
 constexpr size_t kItemSlack = 32;
 
 uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
@@ -35,48 +36,12 @@ size_t layout_bytes(size_t count, size_t to_device, size_t to_host)
 
 // The offset for `size` bytes at `cursor` whose address modulo 16 equals the peer's: the kernel
 // then moves whole 16-byte vectors between staging and the peer whatever the caller's alignment.
-size_t place(size_t &cursor, const void *peer, size_t size)
+size_t slot_offset(size_t &cursor, const void *peer, size_t size)
 {
     const size_t offset = align_up(cursor, 16) + addr(peer) % 16;
     cursor = offset + size;
     return offset;
 }
-
-struct Place {
-    bool device = false; // reached by the device (device kinds, managed), else host memory
-    int32_t index = 0;   // the device, when `device`
-};
-
-// The last few allocations a batch's pointers fell in. A batch usually scatters into or gathers
-// from a handful of buffers, and finding an interior pointer asks every shard of the registry.
-struct RecentOwners {
-    struct Owner {
-        uintptr_t base = 0;
-        size_t size = 0;
-        Place place;
-    };
-    std::array<Owner, 8> owners{};
-    size_t used = 0, next = 0;
-
-    const Owner *find(uintptr_t a) const
-    {
-        for (size_t i = 0; i < used; ++i)
-            if (a - owners[i].base < owners[i].size)
-                return &owners[i];
-        return nullptr;
-    }
-    const Owner &add(const AllocationRecord &r)
-    {
-        const bool device = r.kind != TIDAL_KIND_PAGEABLE && r.kind != TIDAL_KIND_PINNED;
-        Owner &o = owners[next];
-        o = {addr(r.base), r.size, {device, r.device >= 0 ? r.device : r.runtime_device}};
-        next = (next + 1) % owners.size();
-        used = std::max(used, next == 0 ? owners.size() : next);
-        return o;
-    }
-};
-
-const char *side_name(bool destination) { return destination ? "destination" : "source"; }
 
 // Every range of the call, destinations and sources, must be apart from every destination:
 // the items then run in any order, several at once, with one kernel. O(n log n).
@@ -171,30 +136,7 @@ void BatchCopier::copy(std::span<const tidal_copy_item> items, void *stream)
 
 int32_t BatchCopier::plan(std::span<const tidal_copy_item> items, std::vector<Planned> &out) const
 {
-    RecentOwners recent;
-    const tidal_rt_ops &ops = runtime_.ops();
-    auto locate = [&](const void *p, size_t size, size_t index, bool destination) {
-        const RecentOwners::Owner *o = recent.find(addr(p));
-        if (!o) {
-            if (auto r = registry_.find(p)) {
-                o = &recent.add(*r);
-            } else {
-                // Not tidal's: the runtime says what it is; memory it does not know is the host's.
-                int32_t kind = TIDAL_KIND_PAGEABLE, device = TIDAL_DEVICE_HOST;
-                if (!ops.pointer_kind || ops.pointer_kind(runtime_.instance(), p, &kind, &device) != 0 ||
-                    kind == TIDAL_KIND_PAGEABLE || kind == TIDAL_KIND_PINNED)
-                    return Place{};
-                return Place{true, std::max<int32_t>(device, 0)};
-            }
-        }
-        if (size > o->size - (addr(p) - o->base))
-            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                        fmt::format("item {}: the {} ({} bytes at {}) runs past the end of its allocation ({} bytes at {:#x})",
-                                    index, side_name(destination), size, p, o->size, o->base),
-                        "copy inside the allocation");
-        return o->place;
-    };
-
+    PlaceFinder places(runtime_, registry_);
     const bool batching = can_batch();
     int32_t primary = -1;
     out.reserve(items.size());
@@ -202,7 +144,8 @@ int32_t BatchCopier::plan(std::span<const tidal_copy_item> items, std::vector<Pl
         const tidal_copy_item &it = items[i];
         if (it.size == 0)
             continue;
-        const Place s = locate(it.src, it.size, i, false), d = locate(it.dst, it.size, i, true);
+        const PlaceFinder::Place s = places.locate(it.src, it.size, i, false);
+        const PlaceFinder::Place d = places.locate(it.dst, it.size, i, true);
         Route route = Route::single;
         if (!s.device && !d.device) {
             route = it.size > large_item_ ? Route::single : Route::host;
@@ -273,13 +216,13 @@ size_t BatchCopier::issue_wave(int32_t device, Slot &slot, const std::vector<Pla
         const tidal_copy_item &it = *batched[first + k].item;
         switch (batched[first + k].route) {
         case Route::to_device: {
-            const size_t at = place(upload_end, it.dst, it.size);
+            const size_t at = slot_offset(upload_end, it.dst, it.size);
             table[k] = {it.dst, slot.device + at, it.size};
             pack.push_back({slot.host + at, it.src, it.size});
             break;
         }
         case Route::to_host: {
-            const size_t at = place(download_end, it.src, it.size);
+            const size_t at = slot_offset(download_end, it.src, it.size);
             table[k] = {slot.device + at, it.src, it.size};
             unpack.push_back({it.dst, slot.host + at, it.size});
             break;
