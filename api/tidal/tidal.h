@@ -385,8 +385,9 @@ typedef struct tidal_copy_item {
  *  runtime calls: host->device items are packed into one pinned staging buffer, moved by one
  *  DMA and scattered by one kernel; device->host items are gathered by one kernel and moved by
  *  one DMA; device->device items are copied by the same kernel. Worth it for many small copies
- *  (a runtime call costs microseconds whatever its size); items above 1 MiB, items on a second
- *  device and runtimes without the batch kernel take tidal_copy's path one by one.
+ *  (a runtime call costs microseconds whatever its size); items above 1 MiB (or a quarter of
+ *  [copy] chunk_size, which also bounds the staging of one wave), items on a second device and
+ *  runtimes without the batch kernel take tidal_copy's path one by one.
  *  Ordered on `stream` like tidal_copy_async: it returns once host sources may be reused and,
  *  when an item goes device->host, once every host destination has its bytes; the rest is
  *  complete once the stream is synchronised. The stream must belong to the device the items
