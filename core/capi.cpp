@@ -390,6 +390,13 @@ TIDAL_API tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const voi
     return copy_call("tidal_copy_async", ctx, dst, src, size, stream);
 }
 
+TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_item *items, size_t count, void *stream)
+{
+    if (!ctx)
+        return null_argument("tidal_copy_batch", "ctx");
+    return guarded("tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+}
+
 TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size)
 {
     if (!ctx)

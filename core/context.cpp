@@ -29,6 +29,30 @@ bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIN
 // What the runtime contract promises without over-allocating.
 size_t natural_alignment(tidal_kind k) { return is_host(k) ? 64 : 256; }
 
+// The entries of a caller's size-prefixed array. The first entry's struct_size is the stride,
+// so a caller built against another version of tidal.h steps by its own size; fields past it
+// read as zero. Every entry must carry the same struct_size.
+template <typename T>
+std::vector<T> read_entries(const T *entries, size_t count, size_t minimum, const char *type, const char *noun,
+                            const char *init)
+{
+    size_t stride = 0;
+    std::memcpy(&stride, entries, sizeof stride);
+    if (stride < minimum)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{}.struct_size is {}, less than the {} bytes of the first version", type, stride, minimum),
+                    fmt::format("start each entry from {}", init));
+    std::vector<T> out(count);
+    for (size_t i = 0; i < count; ++i) {
+        std::memcpy(&out[i], reinterpret_cast<const char *>(entries) + i * stride, std::min(stride, sizeof(T)));
+        if (out[i].struct_size != stride)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                        fmt::format("{} {} has struct_size {}, {} 0 has {}", noun, i, out[i].struct_size, noun, stride),
+                        "every entry of one call has the same struct_size");
+    }
+    return out;
+}
+
 uint32_t device_flags(const tidal_rt_device_props &p)
 {
     uint32_t f = 0;
@@ -99,6 +123,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
                                                       threaded);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
+    batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
 }
 
 Context::~Context()
@@ -123,6 +148,7 @@ Context::~Context()
             release_record(r);
         }
     }
+    batches_.reset();   // its staging slots belong to the runtime; it copies through copies_
     copies_.reset();    // its staging ring, streams and registrations belong to the runtime
     checks_.reset();    // its streams and events belong to the runtime
     scheduler_.reset(); // waits for its migrations; uses the chain and the events
@@ -505,23 +531,12 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     }
     if (!accesses)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "accesses is NULL with a count above 0", "pass an array of count entries");
-    size_t stride = 0;
-    std::memcpy(&stride, accesses, sizeof stride);
-    constexpr size_t kMinimum = offsetof(tidal_access, mode) + sizeof(uint32_t);
-    if (stride < kMinimum)
-        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("tidal_access.struct_size is {}, less than the {} bytes of the first version", stride, kMinimum),
-                    "start each entry from TIDAL_ACCESS_INIT");
+    const std::vector<tidal_access> entries = read_entries(accesses, count, offsetof(tidal_access, mode) + sizeof(uint32_t),
+                                                           "tidal_access", "access", "TIDAL_ACCESS_INIT");
     std::vector<DeclaredRange> ranges;
     ranges.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-        tidal_access a{};
-        const char *raw = reinterpret_cast<const char *>(accesses) + i * stride;
-        std::memcpy(&a, raw, std::min(stride, sizeof a));
-        if (a.struct_size != stride)
-            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                        fmt::format("access {} has struct_size {}, access 0 has {}", i, a.struct_size, stride),
-                        "every entry of one call has the same struct_size");
+        const tidal_access &a = entries[i];
         if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has mode {:#x}", i, a.mode),
                         "use TIDAL_ACCESS_READ, _WRITE or _READ_WRITE");
@@ -547,6 +562,22 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     if (!runtime_->ops().prefetch && !ranges.empty())
         throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot migrate memory", runtime_->name()));
     scheduler_->declare(stream, ranges, lookahead);
+}
+
+void Context::copy_batch(const tidal_copy_item *items, size_t count, void *stream)
+{
+    if (count == 0)
+        return;
+    if (!items)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "items is NULL with a count above 0", "pass an array of count items");
+    const std::vector<tidal_copy_item> entries = read_entries(items, count, sizeof(tidal_copy_item), "tidal_copy_item",
+                                                              "item", "TIDAL_COPY_ITEM_INIT");
+    for (size_t i = 0; i < count; ++i)
+        if (!entries[i].dst || !entries[i].src)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                        fmt::format("item {} has a NULL {}", i, entries[i].dst ? "src" : "dst"),
+                        "every item names both ends, even one of size 0");
+    batches_->copy(entries, stream);
 }
 
 void Context::budget_set(int32_t device, uint64_t bytes) { scheduler_->set_budget(device, bytes); }

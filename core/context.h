@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "copy/batch_copier.h"
 #include "copy/copy_engine.h"
 #include "migration/migration_scheduler.h"
 #include "policy/policy_chain.h"
@@ -43,6 +44,8 @@ public:
     double clock() const;
     void run_check(tidal_check &check) { checks_->run(check); }
     CopyEngine &copies() { return *copies_; }
+    // tidal_copy_batch: reads the caller's items (stepping by their struct_size) and checks them.
+    void copy_batch(const tidal_copy_item *items, size_t count, void *stream);
     pool::PoolSet &pools() { return *pools_; }
     void *stream_create(int32_t device);
     void stream_destroy(void *stream);
@@ -77,6 +80,7 @@ private:
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
     std::unique_ptr<CopyEngine> copies_;
+    std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
 };
 
 } // namespace tidal

@@ -22,6 +22,17 @@ int tidal_kernel_triad(double *a, const double *b, const double *c, double scala
 int tidal_kernel_atomic_add(uint64_t *counters, size_t count, uint32_t iterations, void *stream);
 /* Busy for `ns` nanoseconds of wall time on one thread; touches no memory. */
 int tidal_kernel_spin(uint64_t ns, void *stream);
+
+/* One copy of a batch: the layout of tidal_rt_copy_item (core/runtime/runtime_contract.h). */
+typedef struct tidal_kernel_copy_item {
+    void *dst;
+    const void *src;
+    uint64_t size;
+} tidal_kernel_copy_item;
+/* Copies every item of `items` (a device-readable array of `count`), none larger than
+ * `max_size`, in one kernel launch. */
+int tidal_kernel_batch_copy(const tidal_kernel_copy_item *items, uint32_t count, uint64_t max_size,
+                            void *stream);
 #ifdef __cplusplus
 }
 #endif

@@ -372,6 +372,34 @@ TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src
 TIDAL_API tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const void *src, size_t size,
                                         void *stream);
 
+/*! One copy of a batch. Start from TIDAL_COPY_ITEM_INIT. */
+typedef struct tidal_copy_item {
+    size_t struct_size; /* sizeof(tidal_copy_item); the same in every item of one call */
+    void *dst;
+    const void *src;
+    size_t size;        /* bytes; 0 copies nothing (dst and src must still be non-NULL) */
+} tidal_copy_item;
+#define TIDAL_COPY_ITEM_INIT { sizeof(tidal_copy_item), NULL, NULL, 0 }
+
+/*! tidal_copy_batch() : many copies, each any direction and any kinds as tidal_copy, in few
+ *  runtime calls: host->device items are packed into one pinned staging buffer, moved by one
+ *  DMA and scattered by one kernel; device->host items are gathered by one kernel and moved by
+ *  one DMA; device->device items are copied by the same kernel. Worth it for many small copies
+ *  (a runtime call costs microseconds whatever its size); items above 1 MiB (or a quarter of
+ *  [copy] chunk_size, which also bounds the staging of one wave), items on a second device and
+ *  runtimes without the batch kernel take tidal_copy's path one by one.
+ *  Ordered on `stream` like tidal_copy_async: it returns once host sources may be reused and,
+ *  when an item goes device->host, once every host destination has its bytes; the rest is
+ *  complete once the stream is synchronised. The stream must belong to the device the items
+ *  are on. NULL stream: complete on return. No two destinations may overlap, and no source
+ *  may overlap a destination (items run in any order, several at once).
+ *  @return INVALID_ARGUMENT (NULL items with count > 0, a NULL dst or src, struct_size,
+ *  overlaps, a range past the end of its tidal allocation; the message names the item, and
+ *  nothing is copied), OUT_OF_MEMORY (staging buffers), RUNTIME and the runtime's errors
+ *  (items may then be partly copied). */
+TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_item *items, size_t count,
+                                        void *stream);
+
 /*! tidal_register() : page-locks [ptr, ptr+size) of ordinary host memory (malloc, new, mmap)
  *  so copies from and to it run directly at the bus rate, until tidal_unregister. Explicit by
  *  design: tidal never registers memory behind the caller's back, since a registration cached

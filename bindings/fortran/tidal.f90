@@ -36,7 +36,7 @@ module tidal
                      tidal_system_info_get, tidal_system_info, tidal_device_info_get, &
                      tidal_device_info, tidal_config_describe, tidal_status_name, &
                      tidal_status_string, tidal_kind_name, tidal_access, &
-                     tidal_migration_stats, &
+                     tidal_migration_stats, tidal_copy_item, &
                      c_tidal_version_string => tidal_version_string
   use tidal_base, only: tidal_ctx, tidal_from_c, tidal_fail, tidal_has_context, &
                         tidal_c_string, tidal_f_string, tidal_f_chars, tidal_array_span, &
@@ -47,10 +47,11 @@ module tidal
   public :: tidal_ctx, tidal_array_info, tidal_range, tidal_system, tidal_device
   ! The C structs themselves (module tidal_c's bind(C) types, the same entities): the
   ! procedures below fill in struct_size.
-  public :: tidal_access, tidal_migration_stats
+  public :: tidal_access, tidal_migration_stats, tidal_copy_item
   public :: tidal_init, tidal_finalize, tidal_allocate, tidal_deallocate, tidal_prefetch, &
             tidal_query, tidal_query_range, tidal_advise, tidal_access_of, tidal_declare, &
             tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
+            tidal_copy_item_of, tidal_copy_batch, &
             tidal_get_system, tidal_get_device, &
             tidal_config_text, tidal_status_message, tidal_last_error_message, &
             tidal_get_status_message, tidal_get_last_error, tidal_kind_string, tidal_version
@@ -380,6 +381,56 @@ contains
   !> Seconds on the runtime's clock: the host's monotonic clock on GPU runtimes; on the
   !! simulated device its simulated clock, so one program times a GPU and predicts the same
   !! run on a profile.
+  !> One copy of a batch: all of `src` into `dst` (arrays of any type and rank, contiguous,
+  !! of the same size in bytes). A function, so that a batch fits in an array constructor:
+  !!   call tidal_copy_batch(ctx, [tidal_copy_item_of(d(:, 1), h(:, 1)), &
+  !!                               tidal_copy_item_of(d(:, 7), h(:, 2))], status)
+  !! It has no status: an entry whose arrays differ in bytes or are not contiguous is marked
+  !! (struct_size 0) and tidal_copy_batch reports it. Pass the arrays themselves, not
+  !! expressions: a temporary would be copied from or into instead.
+  function tidal_copy_item_of(dst, src) result(item)
+    type(*), dimension(..), intent(in) :: dst
+    type(*), dimension(..), intent(in) :: src
+    type(tidal_copy_item) :: item
+    integer(c_size_t) :: src_bytes
+    call tidal_array_span(dst, item%dst, item%size)
+    call tidal_array_span(src, item%src, src_bytes)
+    item%struct_size = c_sizeof(item)
+    if (src_bytes /= item%size .or. .not. is_contiguous(dst) .or. .not. is_contiguous(src)) &
+         item%struct_size = 0
+  end function tidal_copy_item_of
+
+  !> Many small copies in few runtime calls (entries from tidal_copy_item_of), ordered on
+  !! `stream` (default: complete on return). Returns once the sources may be reused and,
+  !! when an entry goes device->host, once every host destination holds its bytes; the rest
+  !! is complete once the stream is synchronised. Errors: INVALID_ARGUMENT (a marked entry,
+  !! overlapping destinations, a source overlapping a destination; C's messages number
+  !! entries from 0, so "item 0" is items(1)), and the runtime's.
+  subroutine tidal_copy_batch(ctx, items, status, stream)
+    use tidal_c, only: c_copy_batch => tidal_copy_batch
+    type(tidal_ctx), intent(in) :: ctx
+    type(tidal_copy_item), intent(in) :: items(:)
+    integer, intent(out) :: status
+    type(c_ptr), intent(in), optional :: stream
+    type(c_ptr) :: on
+    character(len=24) :: which
+    integer :: bad
+    if (.not. tidal_has_context(ctx, 'tidal_copy_batch', status)) return
+    bad = findloc(items%struct_size, 0_c_size_t, dim=1)
+    if (bad > 0) then
+       write (which, '(i0)') bad
+       call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, 'tidal_copy_batch: items(' // &
+            trim(which) // ') has arrays of different sizes or a non-contiguous one ' // &
+            '(or was not made by tidal_copy_item_of)')
+       return
+    end if
+    on = c_null_ptr
+    if (present(stream)) on = stream
+    ! items(*) gets a contiguous copy when `items` is a strided section; with no entries the
+    ! C call reads none.
+    call tidal_from_c(c_copy_batch(ctx%handle, items, int(size(items), c_size_t), on), status)
+  end subroutine tidal_copy_batch
+
   subroutine tidal_clock(ctx, seconds, status)
     use tidal_c, only: c_clock => tidal_clock
     type(tidal_ctx), intent(in) :: ctx

@@ -20,7 +20,7 @@ module tidal_c
   private
   public :: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
             tidal_system_info, tidal_device_info, tidal_pool_stats, tidal_access, &
-            tidal_migration_stats
+            tidal_migration_stats, tidal_copy_item
   public :: tidal_version_number, tidal_version_string, tidal_status_name, &
             tidal_status_string, tidal_last_error, tidal_context_create, &
             tidal_context_create_from_file, tidal_context_create_from_string, &
@@ -30,6 +30,7 @@ module tidal_c
             tidal_declare, tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
             tidal_stream_create, &
             tidal_stream_destroy, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
+            tidal_copy_batch, &
             tidal_register, tidal_unregister, tidal_check_run, &
             tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
             tidal_pool_stats_get, tidal_pool_trim
@@ -112,6 +113,15 @@ module tidal_c
      integer(c_int32_t) :: device = 0          ! index, or TIDAL_DEVICE_HOST
      integer(c_int32_t) :: mode = TIDAL_ACCESS_READ ! uint32_t, TIDAL_ACCESS_*
   end type tidal_access
+
+  !> tidal_copy_item: one copy of a batch (tidal_copy_batch). Every element of one call has
+  !! the same struct_size.
+  type, bind(C) :: tidal_copy_item
+     integer(c_size_t) :: struct_size = 0
+     type(c_ptr) :: dst = c_null_ptr
+     type(c_ptr) :: src = c_null_ptr
+     integer(c_size_t) :: size = 0             ! bytes; 0 copies nothing
+  end type tidal_copy_item
 
   !> tidal_migration_stats: what the scheduler did on one device.
   type, bind(C) :: tidal_migration_stats
@@ -421,6 +431,21 @@ module tidal_c
        type(c_ptr), value :: stream
        integer(c_int) :: status
      end function tidal_copy_async
+  end interface
+
+  interface
+     ! tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_item *items,
+     !                               size_t count, void *stream);
+     ! count 0 copies nothing (items is then not read).
+     function tidal_copy_batch(ctx, items, count, stream) result(status) &
+          bind(C, name='tidal_copy_batch')
+       import :: c_int, c_ptr, c_size_t, tidal_copy_item
+       type(c_ptr), value :: ctx
+       type(tidal_copy_item), intent(in) :: items(*)
+       integer(c_size_t), value :: count
+       type(c_ptr), value :: stream
+       integer(c_int) :: status
+     end function tidal_copy_batch
   end interface
 
   interface

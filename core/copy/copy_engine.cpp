@@ -142,6 +142,7 @@ void CopyEngine::ensure_ring()
 
 void *CopyEngine::stream_for(int32_t device)
 {
+    std::lock_guard lock(streams_mutex_);
     if (streams_.size() <= static_cast<size_t>(device))
         streams_.resize(static_cast<size_t>(device) + 1, nullptr);
     void *&s = streams_[static_cast<size_t>(device)];

@@ -34,6 +34,11 @@ public:
     void register_host(void *ptr, size_t size);
     void unregister_host(void *ptr);
 
+    // tidal's own copy stream on `device`, created on first use (what NULL-stream copies run on).
+    void *stream_for(int32_t device);
+    // The host memcpy threads, shared with batched copies.
+    HostWorkers &workers() noexcept { return workers_; }
+
     struct Counters {
         uint64_t direct = 0, staged_h2d = 0, staged_d2h = 0, host = 0;
     };
@@ -48,7 +53,6 @@ private:
     };
     Side side_of(const void *p, size_t size, int32_t *device) const;
     void ensure_ring();
-    void *stream_for(int32_t device);
     void wait(Slot &slot);
     void staged_to_device(void *dst, const char *src, size_t size, void *stream);
     void staged_to_host(char *dst, const void *src, size_t size, void *stream);
@@ -60,6 +64,7 @@ private:
 
     std::mutex staging_mutex_; // one staged copy at a time uses the ring
     std::vector<Slot> ring_;
+    std::mutex streams_mutex_;
     std::vector<void *> streams_; // internal copy stream per device, created on first use
 
     mutable std::shared_mutex registrations_mutex_;

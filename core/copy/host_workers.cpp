@@ -24,7 +24,7 @@ HostWorkers::HostWorkers(unsigned threads)
     const unsigned extra = threads > 1 ? threads - 1 : 0;
     workers_.reserve(extra);
     for (unsigned i = 0; i < extra; ++i)
-        workers_.emplace_back([this, i] { run(i + 1); });
+        workers_.emplace_back([this, i] { serve(i + 1); });
 }
 
 HostWorkers::~HostWorkers()
@@ -41,49 +41,53 @@ HostWorkers::~HostWorkers()
 void HostWorkers::copy(void *dst, const void *src, size_t size)
 {
     const unsigned parts = static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+    auto *d = static_cast<char *>(dst);
+    const auto *s = static_cast<const char *>(src);
+    run(parts, [&](unsigned part) {
+        auto [begin, end] = share(size, part, parts);
+        std::memcpy(d + begin, s + begin, end - begin);
+    });
+}
+
+void HostWorkers::run(unsigned parts, const std::function<void(unsigned)> &part)
+{
+    parts = std::min(parts, parallelism());
     if (parts <= 1) {
-        std::memcpy(dst, src, size);
+        part(0);
         return;
     }
+    std::lock_guard call(call_mutex_);
     {
         std::lock_guard lock(mutex_);
-        dst_ = static_cast<char *>(dst);
-        src_ = static_cast<const char *>(src);
-        size_ = size;
+        part_ = &part;
+        parts_ = parts;
         pending_ = static_cast<unsigned>(workers_.size());
         ++generation_;
     }
     wake_.notify_all();
-    // The caller takes share 0; workers beyond `parts` get empty shares.
-    auto [begin, end] = share(size, 0, parts);
-    std::memcpy(dst_ + begin, src_ + begin, end - begin);
+    part(0);
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return pending_ == 0; });
+    part_ = nullptr;
 }
 
-void HostWorkers::run(unsigned index)
+void HostWorkers::serve(unsigned index)
 {
     unsigned long seen = 0;
     for (;;) {
-        char *dst;
-        const char *src;
-        size_t size;
+        const std::function<void(unsigned)> *part;
+        unsigned parts;
         {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
             if (stopping_)
                 return;
             seen = generation_;
-            dst = dst_;
-            src = src_;
-            size = size_;
+            part = part_;
+            parts = parts_;
         }
-        const unsigned parts = static_cast<unsigned>(
-            std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
-        if (index < parts) {
-            auto [begin, end] = share(size, index, parts);
-            std::memcpy(dst + begin, src + begin, end - begin);
-        }
+        if (index < parts) // workers beyond `parts` have nothing to do this time
+            (*part)(index);
         std::lock_guard lock(mutex_);
         if (--pending_ == 0)
             done_.notify_one();

@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,22 +22,25 @@ public:
 
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
     // memcpy split across the workers and the calling thread; returns when all bytes are copied.
-    // One call at a time (callers serialise; the copy engine holds its staging lock).
     void copy(void *dst, const void *src, size_t size);
+    // Calls part(i) for every i in [0, parts) (parts <= parallelism()), the caller taking part 0,
+    // and returns when all have returned. `part` must not throw. Callers on several threads
+    // take turns: the workers serve one call at a time.
+    void run(unsigned parts, const std::function<void(unsigned)> &part);
 
 private:
-    void run(unsigned index);
+    void serve(unsigned index);
 
     std::vector<std::thread> workers_;
+    std::mutex call_mutex_; // one run() at a time owns the workers
     std::mutex mutex_;
     std::condition_variable wake_;
     std::condition_variable done_;
     unsigned long generation_ = 0;
     unsigned pending_ = 0;
     bool stopping_ = false;
-    char *dst_ = nullptr;
-    const char *src_ = nullptr;
-    size_t size_ = 0;
+    unsigned parts_ = 0;
+    const std::function<void(unsigned)> *part_ = nullptr;
 };
 
 } // namespace tidal

@@ -1,5 +1,7 @@
 #include "registry/allocation_registry.h"
 
+#include <algorithm>
+
 #include "status/error.h"
 
 namespace tidal {
@@ -26,21 +28,27 @@ void AllocationRegistry::insert(const AllocationRecord &record)
     s.live.emplace(base, record);
 }
 
-std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a) const
+std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, Vacancy *vacancy) const
 {
+    Vacancy around{0, UINTPTR_MAX};
     for (const Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
         auto it = s.live.upper_bound(a);
+        if (it != s.live.end())
+            around.end = std::min(around.end, it->first);
         if (it == s.live.begin())
             continue;
         --it;
         if (it->second.contains(reinterpret_cast<const void *>(a)))
             return it->second;
+        around.begin = std::max(around.begin, it->first + it->second.size);
     }
+    if (vacancy)
+        *vacancy = around;
     return std::nullopt;
 }
 
-std::optional<AllocationRecord> AllocationRegistry::find(const void *p) const
+std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy *vacancy) const
 {
     const uintptr_t a = addr(p);
     {
@@ -49,7 +57,7 @@ std::optional<AllocationRecord> AllocationRegistry::find(const void *p) const
         if (auto it = s.live.find(a); it != s.live.end())
             return it->second; // the common case: a base pointer
     }
-    return find_interior(a);
+    return find_interior(a, vacancy);
 }
 
 bool AllocationRegistry::set_advice(const void *base, uint32_t advice)

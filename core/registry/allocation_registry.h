@@ -25,8 +25,14 @@ public:
     // of the same shard (the runtime and pools never hand out overlapping memory; this is a
     // cheap tripwire, not a full check).
     void insert(const AllocationRecord &record);
-    // The allocation containing `p` (its base or any interior byte).
-    std::optional<AllocationRecord> find(const void *p) const;
+    // [begin, end) of addresses: where find() found no allocation.
+    struct Vacancy {
+        uintptr_t begin = 0, end = 0;
+    };
+    // The allocation containing `p` (its base or any interior byte). When there is none and
+    // `vacancy` is given, it gets the widest range around `p` that no live allocation touches,
+    // so a caller with many pointers in one foreign buffer asks once (a miss asks every shard).
+    std::optional<AllocationRecord> find(const void *p, Vacancy *vacancy = nullptr) const;
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
     Removal remove(const void *p, AllocationRecord *out);
@@ -59,7 +65,7 @@ private:
     {
         return static_cast<size_t>(((base >> 8) * 0x9E3779B97F4A7C15ull) >> 58); // 64 shards
     }
-    std::optional<AllocationRecord> find_interior(uintptr_t a) const;
+    std::optional<AllocationRecord> find_interior(uintptr_t a, Vacancy *vacancy = nullptr) const;
 
     std::array<Shard, kShards> shards_;
 };

@@ -91,6 +91,14 @@ typedef enum tidal_rt_advice {
 
 #define TIDAL_RT_LOCATION_HOST (-1)
 
+/* One entry of kernel_batch_copy's table. The kernels read the same layout as
+ * tidal_kernel_copy_item (kernels/kernel_launch.h); the modules check that they agree. */
+typedef struct tidal_rt_copy_item {
+    void *dst;
+    const void *src;
+    uint64_t size;
+} tidal_rt_copy_item;
+
 typedef struct tidal_rt_ops {
     uint32_t abi_version;
     uint32_t struct_size;
@@ -185,6 +193,15 @@ typedef struct tidal_rt_ops {
      *               `stream` so far has finished. */
     int (*alloc_async)(void *rt, int32_t device, size_t size, void *stream, void **out);
     int (*free_async)(void *rt, int32_t device, void *ptr, void *stream);
+
+    /* Appended after free_async; optional (NULL: tidal_copy_batch copies item by item).
+     *  kernel_batch_copy: one kernel that copies, for each of `count` items of the table,
+     *                     item.size bytes from item.src to item.dst (any alignment). `items`
+     *                     is in memory `device` can read (tidal puts it in device memory);
+     *                     dst and src are addresses `device` can reach; no two ranges of one
+     *                     call overlap. `max_size` >= every item.size (it sizes the grid). */
+    int (*kernel_batch_copy)(void *rt, int32_t device, const tidal_rt_copy_item *items,
+                             uint32_t count, uint64_t max_size, void *stream);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -20,6 +20,7 @@ size_t tidal_test_sizeof(const char *type)
     SIZE(tidal_device_info)
     SIZE(tidal_access)
     SIZE(tidal_migration_stats)
+    SIZE(tidal_copy_item)
     return 0;
 }
 
@@ -89,6 +90,11 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_access, size)
     FIELD(tidal_access, device)
     FIELD(tidal_access, mode)
+
+    FIELD(tidal_copy_item, struct_size)
+    FIELD(tidal_copy_item, dst)
+    FIELD(tidal_copy_item, src)
+    FIELD(tidal_copy_item, size)
 
     FIELD(tidal_migration_stats, struct_size)
     FIELD(tidal_migration_stats, budget)

@@ -6,7 +6,8 @@ program test_abi_layout
   use, intrinsic :: iso_fortran_env, only: int64
   use tidal_constants
   use tidal_c, only: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
-                     tidal_system_info, tidal_device_info, tidal_access, tidal_migration_stats
+                     tidal_system_info, tidal_device_info, tidal_access, tidal_migration_stats, &
+                     tidal_copy_item
   use tidal_test_support, only: expect, expect_equal_int
   implicit none
 
@@ -41,6 +42,7 @@ program test_abi_layout
   type(tidal_device_info), target :: device_info
   type(tidal_access), target :: access
   type(tidal_migration_stats), target :: migration
+  type(tidal_copy_item), target :: copy_item
   integer :: checked = 0
 
   call size_is('tidal_alloc_desc', c_sizeof(desc))
@@ -114,6 +116,12 @@ program test_abi_layout
   call offset_is('tidal_access', 'device', c_loc(access), c_loc(access%device))
   call offset_is('tidal_access', 'mode', c_loc(access), c_loc(access%mode))
 
+  call size_is('tidal_copy_item', c_sizeof(copy_item))
+  call offset_is('tidal_copy_item', 'struct_size', c_loc(copy_item), c_loc(copy_item%struct_size))
+  call offset_is('tidal_copy_item', 'dst', c_loc(copy_item), c_loc(copy_item%dst))
+  call offset_is('tidal_copy_item', 'src', c_loc(copy_item), c_loc(copy_item%src))
+  call offset_is('tidal_copy_item', 'size', c_loc(copy_item), c_loc(copy_item%size))
+
   call size_is('tidal_migration_stats', c_sizeof(migration))
   call offset_is('tidal_migration_stats', 'struct_size', c_loc(migration), c_loc(migration%struct_size))
   call offset_is('tidal_migration_stats', 'budget', c_loc(migration), c_loc(migration%budget))
@@ -142,6 +150,8 @@ program test_abi_layout
   call expect(access%mode == TIDAL_ACCESS_READ .and. access%device == 0 .and. &
               .not. c_associated(access%ptr) .and. access%size == 0, 'tidal_access defaults')
   call expect(migration%budget == 0 .and. migration%evictions == 0, 'tidal_migration_stats defaults')
+  call expect(.not. c_associated(copy_item%dst) .and. .not. c_associated(copy_item%src) .and. &
+              copy_item%size == 0, 'tidal_copy_item defaults')
 
   ! Every constant of tidal_constants, by its C name (check_mirror.py makes sure none is
   ! missing from this list).

@@ -16,6 +16,7 @@ STRUCTS = {
     "tidal_pool_stats": _native.PoolStats,
     "tidal_range_info": _native.RangeInfo,
     "tidal_access": _native.Access,
+    "tidal_copy_item": _native.CopyItem,
     "tidal_migration_stats": _native.MigrationStats,
     "tidal_check": _native.Check,
     "tidal_system_info": _native.SystemInfo,

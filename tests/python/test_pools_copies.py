@@ -92,6 +92,28 @@ def test_copy_async_on_a_stream(ctx):
     ctx.stream_destroy(None)
 
 
+def test_copy_batch(ctx):
+    with ctx.alloc(MiB, kind="device") as d, ctx.alloc(MiB, kind="pinned") as h:
+        chunks = [bytes([i]) * 4096 for i in range(64)]
+        ctx.copy_batch((d.address + (63 - i) * 8192, chunk) for i, chunk in enumerate(chunks))
+        outs = [bytearray(4096) for _ in range(64)]
+        stream = ctx.stream_create(0)
+        try:
+            ctx.copy_batch([(out, d.address + (63 - i) * 8192, 4096) for i, out in enumerate(outs)],
+                           stream=stream)
+            ctx.stream_synchronize(stream)
+        finally:
+            ctx.stream_destroy(stream)
+        assert [bytes(o) for o in outs] == chunks
+        ctx.copy_batch([(h, d)])  # allocation to allocation, size from both
+        assert h.read(4096, offset=63 * 8192) == chunks[0]
+        ctx.copy_batch([])
+        with pytest.raises(tidal.InvalidArgumentError, match="items 0 and 1 have overlapping destinations"):
+            ctx.copy_batch([(d.address, b"ab"), (d.address + 1, b"cd")])
+        with pytest.raises(tidal.InvalidArgumentError, match="item 0 is not"):
+            ctx.copy_batch([(d,)])
+
+
 def test_copy_errors(ctx):
     with ctx.alloc(4096, kind="pinned") as a:
         with pytest.raises(tidal.InvalidArgumentError, match="read-only"):

@@ -34,6 +34,26 @@ TEST_CASE("registry finds allocations by base and interior pointers")
     CHECK(reg.live_count() == 2);
 }
 
+TEST_CASE("a miss says which range around the pointer holds no allocation")
+{
+    AllocationRegistry reg;
+    for (uintptr_t base : {0x10000u, 0x30000u, 0x50000u, 0x90000u}) // spread over shards
+        reg.insert(record(base, 0x100));
+    AllocationRegistry::Vacancy v;
+    CHECK_FALSE(reg.find(at(0x40000), &v).has_value());
+    CHECK(v.begin == 0x30100);
+    CHECK(v.end == 0x50000);
+    CHECK_FALSE(reg.find(at(0x95000), &v).has_value());
+    CHECK(v.begin == 0x90100);
+    CHECK(v.end == UINTPTR_MAX);
+    CHECK_FALSE(reg.find(at(0x100), &v).has_value());
+    CHECK(v.begin == 0);
+    CHECK(v.end == 0x10000);
+    v = {1, 2};
+    CHECK(reg.find(at(0x30080), &v).has_value());
+    CHECK(v.begin == 1); // untouched on a hit
+}
+
 TEST_CASE("registry removal tells interior pointers, double frees and wild pointers apart")
 {
     AllocationRegistry reg;

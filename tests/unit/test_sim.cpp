@@ -507,6 +507,44 @@ TEST_CASE("pattern fill and check agree, and a corrupted word is caught")
     CHECK(counters[3] == 15);
 }
 
+TEST_CASE("a batch copy kernel: one launch, the table and every item's traffic; any illegal item stops it all")
+{
+    Sim s(make_settings());
+    auto *a = static_cast<unsigned char *>(s.alloc(TIDAL_KIND_DEVICE, 64 * 1024));
+    auto *b = static_cast<unsigned char *>(s.alloc(TIDAL_KIND_DEVICE, 64 * 1024));
+    auto *table = static_cast<tidal_rt_copy_item *>(s.alloc(TIDAL_KIND_DEVICE, 4 * sizeof(tidal_rt_copy_item)));
+    for (size_t i = 0; i < 64 * 1024; ++i)
+        a[i] = static_cast<unsigned char>(i * 7);
+    std::memset(b, 0, 64 * 1024);
+    table[0] = {b, a, 1000};
+    table[1] = {b + 30000, a + 10001, 3000};
+    table[2] = {b + 50000, a + 40000, 0};
+    const double t0 = s.now();
+    REQUIRE(s.ops->kernel_batch_copy(s.rt, 0, table, 3, 3000, nullptr) == 0);
+    // 5 us launch + (72 table bytes + 2 x 4000 item bytes) at 100 GB/s.
+    CHECK(s.now() - t0 == doctest::Approx(5e-6 + (72 + 8000) / 100e9));
+    CHECK(std::memcmp(b, a, 1000) == 0);
+    CHECK(std::memcmp(b + 30000, a + 10001, 3000) == 0);
+    CHECK(b[29999] == 0);
+    CHECK(b[1000] == 0);
+
+    // An item larger than max_size is a bad argument; nothing runs.
+    CHECK(s.ops->kernel_batch_copy(s.rt, 0, table, 3, 2999, nullptr) == 1);
+    // An item the device cannot reach (pageable memory, no HMM): illegal, nothing copied.
+    std::vector<unsigned char> pageable(4096, 0);
+    std::memset(b, 0, 64 * 1024);
+    table[2] = {pageable.data(), a, 4096};
+    const double t1 = s.now();
+    CHECK(s.ops->kernel_batch_copy(s.rt, 0, table, 3, 4096, nullptr) == 700);
+    CHECK(s.now() == t1);
+    CHECK(b[5] == 0);
+    CHECK(pageable[5] == 0);
+    // Nor may the table itself live where the device cannot read it.
+    std::vector<tidal_rt_copy_item> host_table{{b, a, 8}};
+    CHECK(s.ops->kernel_batch_copy(s.rt, 0, host_table.data(), 1, 8, nullptr) == 700);
+    CHECK(s.sim().counters(0).fatal_faults == 2);
+}
+
 TEST_CASE("fault injection fails the nth call of an operation for count calls")
 {
     SimSettings settings = make_settings();

@@ -17,28 +17,22 @@
 #include <vector>
 
 #include "../common/parallel_memcpy.h"
+#include "bench_support.h"
 
 namespace {
 
 using tidal_tool::parallel_memcpy;
 using Clock = std::chrono::steady_clock;
 
-void die(tidal_status s, const char *what)
-{
-    std::fprintf(stderr, "copy-bandwidth: %s: %s: %s\n", what, tidal_status_name(s), tidal_last_error());
-    std::exit(1);
-}
+using tidal_bench::median;
+using tidal_bench::parse_size;
+
+void die(tidal_status s, const char *what) { tidal_bench::die("copy-bandwidth", s, what); }
 
 void ok(tidal_status s, const char *what)
 {
     if (s != TIDAL_OK)
         die(s, what);
-}
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 // GB/s of `bytes` moved by `run`, median over reps after one warm-up.
@@ -56,17 +50,6 @@ double wall(const std::function<void()> &f)
     auto t0 = Clock::now();
     f();
     return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-size_t parse_size(const std::string &s)
-{
-    char *end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    std::string unit(end);
-    if (unit == "KiB") v *= 1024.0;
-    else if (unit == "MiB") v *= 1048576.0;
-    else if (unit == "GiB") v *= 1073741824.0;
-    return static_cast<size_t>(v);
 }
 
 } // namespace

@@ -88,6 +88,15 @@ class Access(ctypes.Structure):
     ]
 
 
+class CopyItem(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("dst", ctypes.c_void_p),
+        ("src", ctypes.c_void_p),
+        ("size", ctypes.c_size_t),
+    ]
+
+
 class MigrationStats(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -193,6 +202,7 @@ PROTOTYPES = {
     "tidal_stream_synchronize": (c_status, [_ctx, _vp]),
     "tidal_copy": (c_status, [_ctx, _vp, _vp, ctypes.c_size_t]),
     "tidal_copy_async": (c_status, [_ctx, _vp, _vp, ctypes.c_size_t, _vp]),
+    "tidal_copy_batch": (c_status, [_ctx, _P(CopyItem), ctypes.c_size_t, _vp]),
     "tidal_register": (c_status, [_ctx, _vp, ctypes.c_size_t]),
     "tidal_unregister": (c_status, [_ctx, _vp]),
     "tidal_check_run": (c_status, [_ctx, _P(Check)]),
@@ -205,7 +215,7 @@ PROTOTYPES = {
 # one of them then raises NotSupportedError naming the library (see Library.__getattr__).
 NEWER_FUNCTIONS = frozenset({
     "tidal_alloc_async", "tidal_free_async", "tidal_advise", "tidal_declare",
-    "tidal_budget_set", "tidal_migration_stats_get", "tidal_clock",
+    "tidal_budget_set", "tidal_migration_stats_get", "tidal_clock", "tidal_copy_batch",
 })
 
 

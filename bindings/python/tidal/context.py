@@ -627,6 +627,26 @@ class Context:
         _check(lib.tidal_copy_async(self.handle, d, s, n, _address(stream, "stream")))
         del keep
 
+    def copy_batch(self, items, stream=None) -> None:
+        """tidal_copy_batch: many copies in few runtime calls. `items` holds (dst, src) or
+        (dst, src, size) tuples with operands as for copy. With a stream, it returns once the
+        sources may be reused (and, when an item goes device->host, once every host
+        destination holds its bytes): Python buffers given as destinations must stay alive until
+        the stream is synchronised. Without one, the batch is complete on return."""
+        entries = [tuple(item) for item in items]
+        array = (_native.CopyItem * max(len(entries), 1))()
+        keep = []
+        for i, entry in enumerate(entries):
+            if len(entry) not in (2, 3):
+                raise _invalid("tidal_copy_batch", f"item {i} is not (dst, src) or (dst, src, size)")
+            d, s, n, alive = self._copy_operands("tidal_copy_batch", entry[0], entry[1],
+                                                 entry[2] if len(entry) == 3 else None)
+            array[i].struct_size = ctypes.sizeof(_native.CopyItem)
+            array[i].dst, array[i].src, array[i].size = d, s, n
+            keep.append(alive)
+        _check(lib.tidal_copy_batch(self.handle, array, len(entries), _address(stream, "stream")))
+        del keep
+
     def register(self, buffer, size=None) -> int:
         """tidal_register: page-locks host memory (a writable Python buffer, or an address with
         `size`) until unregister; returns its address. The context keeps a Python buffer alive

@@ -59,6 +59,7 @@ constexpr tidal_rt_ops make_ops()
     ops.kernel_triad = kernel_triad;
     ops.kernel_atomic_add = kernel_atomic_add;
     ops.kernel_spin = kernel_spin;
+    ops.kernel_batch_copy = kernel_batch_copy;
 #endif
     return ops;
 }

@@ -4,7 +4,14 @@
 #include "device_guard.h"
 #include "kernel_launch.h"
 
+#include <cstddef>
+
 namespace tidal::cuda {
+
+static_assert(sizeof(tidal_rt_copy_item) == sizeof(tidal_kernel_copy_item) &&
+                  offsetof(tidal_rt_copy_item, src) == offsetof(tidal_kernel_copy_item, src) &&
+                  offsetof(tidal_rt_copy_item, size) == offsetof(tidal_kernel_copy_item, size),
+              "the contract's copy table and the kernel's must have one layout");
 
 int kernel_touch(void *, int32_t device, void *ptr, size_t size, int32_t write, void *stream) noexcept
 {
@@ -63,6 +70,16 @@ int kernel_spin(void *, int32_t device, uint64_t ns, void *stream) noexcept
     if (guard.status() != cudaSuccess)
         return settle(guard.status());
     return settle(static_cast<cudaError_t>(tidal_kernel_spin(ns, stream)));
+}
+
+int kernel_batch_copy(void *, int32_t device, const tidal_rt_copy_item *items, uint32_t count, uint64_t max_size,
+                      void *stream) noexcept
+{
+    const DeviceGuard guard(device);
+    if (guard.status() != cudaSuccess)
+        return settle(guard.status());
+    return settle(static_cast<cudaError_t>(
+        tidal_kernel_batch_copy(reinterpret_cast<const tidal_kernel_copy_item *>(items), count, max_size, stream)));
 }
 
 } // namespace tidal::cuda

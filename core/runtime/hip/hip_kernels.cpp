@@ -8,7 +8,14 @@
 #include "hip_errors.h"
 #include "kernel_launch.h"
 
+#include <cstddef>
+
 namespace tidal::hip {
+
+static_assert(sizeof(tidal_rt_copy_item) == sizeof(tidal_kernel_copy_item) &&
+                  offsetof(tidal_rt_copy_item, src) == offsetof(tidal_kernel_copy_item, src) &&
+                  offsetof(tidal_rt_copy_item, size) == offsetof(tidal_kernel_copy_item, size),
+              "the contract's copy table and the kernel's must have one layout");
 
 namespace {
 
@@ -70,6 +77,15 @@ int rt_kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t coun
 int rt_kernel_spin(void *, int32_t device, uint64_t ns, void *stream) noexcept
 {
     return on_device(device, [&] { return tidal_kernel_spin(ns, stream); });
+}
+
+int rt_kernel_batch_copy(void *, int32_t device, const tidal_rt_copy_item *items, uint32_t count,
+                         uint64_t max_size, void *stream) noexcept
+{
+    return on_device(device, [&] {
+        return tidal_kernel_batch_copy(reinterpret_cast<const tidal_kernel_copy_item *>(items), count,
+                                       max_size, stream);
+    });
 }
 
 } // namespace tidal::hip

@@ -110,6 +110,7 @@ constexpr tidal_rt_ops kHipOps = {
     .clock = nullptr,
     .alloc_async = rt_alloc_async,
     .free_async = rt_free_async,
+    .kernel_batch_copy = rt_kernel_batch_copy,
 #else
     // No hipcc-built kernels in this build: the core reports TIDAL_ERROR_NOT_SUPPORTED.
     .kernel_touch = nullptr,
@@ -123,6 +124,7 @@ constexpr tidal_rt_ops kHipOps = {
     .clock = nullptr,
     .alloc_async = rt_alloc_async,
     .free_async = rt_free_async,
+    .kernel_batch_copy = nullptr,
 #endif
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "pattern.h"
 #include "runtime/sim/sim_error_names.h"
@@ -122,10 +123,10 @@ double SimRuntime::apply_managed_access(int32_t device, SimAllocation &a, const 
 // Checks every range before anything happens, so an illegal access leaves memory, residency
 // and the clock exactly as they were (a deterministic stand-in for a crashed kernel).
 template <typename Work>
-int SimRuntime::run_kernel(int32_t device, SimStream *stream,
-                           std::initializer_list<Access> accesses, bool synchronous, Work &&work)
+int SimRuntime::run_kernel(int32_t device, SimStream *stream, std::span<const Access> accesses,
+                           bool synchronous, Work &&work)
 {
-    std::array<Target, 3> targets{};
+    std::vector<Target> targets(accesses.size());
     std::size_t i = 0;
     for (const Access &access : accesses) {
         targets[i] = classify_access(device, access);
@@ -267,6 +268,34 @@ int SimRuntime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t cou
                           for (size_t i = 0; i < count; ++i)
                               counters[i] += iterations;
                       });
+}
+
+int SimRuntime::kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count,
+                                  uint64_t max_size, void *stream)
+{
+    std::lock_guard lock(mutex_);
+    SimStream *s = nullptr;
+    if (int e = kernel_prologue(device, stream, items != nullptr, &s))
+        return e;
+    // The table is read by the device too: it must be memory the device reaches.
+    std::vector<Access> accesses{{items, uint64_t{count} * sizeof(tidal_rt_copy_item), false, 1.0}};
+    const Target table = classify_access(device, accesses.front());
+    if (table.reach == Reach::illegal)
+        return run_kernel(device, s, std::span<const Access>(accesses), false, [] {});
+    accesses.reserve(1 + size_t{count} * 2);
+    for (uint32_t i = 0; i < count; ++i) {
+        const tidal_rt_copy_item &item = items[i];
+        if (item.dst == nullptr || item.src == nullptr || item.size > max_size)
+            return kInvalidValue;
+        if (item.size == 0)
+            continue;
+        accesses.push_back({item.src, item.size, false, 1.0});
+        accesses.push_back({item.dst, item.size, true, 1.0});
+    }
+    return run_kernel(device, s, std::span<const Access>(accesses), false, [&] {
+        for (uint32_t i = 0; i < count; ++i)
+            std::memmove(items[i].dst, items[i].src, items[i].size);
+    });
 }
 
 } // namespace tidal::sim

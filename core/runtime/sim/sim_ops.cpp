@@ -188,6 +188,11 @@ int op_kernel_atomic_add(void *rt, int32_t device, uint64_t *counters, size_t co
         return self(rt).kernel_atomic_add(device, counters, count, iterations, stream);
     });
 }
+int op_kernel_batch_copy(void *rt, int32_t device, const tidal_rt_copy_item *items, uint32_t count,
+                         uint64_t max_size, void *stream)
+{
+    return guarded([&] { return self(rt).kernel_batch_copy(device, items, count, max_size, stream); });
+}
 
 const tidal_rt_ops kSimOps = {
     .abi_version = TIDAL_RT_ABI_VERSION,
@@ -234,6 +239,7 @@ const tidal_rt_ops kSimOps = {
     // cudaMalloc's): [pool] backend = "vendor" is NOT_SUPPORTED on the simulated device.
     .alloc_async = nullptr,
     .free_async = nullptr,
+    .kernel_batch_copy = op_kernel_batch_copy,
 };
 
 } // namespace

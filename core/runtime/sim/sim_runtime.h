@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -110,6 +111,10 @@ public:
     int kernel_spin(int32_t device, uint64_t ns, void *stream);
     int kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations,
                           void *stream);
+    // Reads the table from (simulated) device memory; each item's ranges follow the XNACK
+    // rules of any kernel access. Cost: one launch plus the table and every item's traffic.
+    int kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count,
+                          uint64_t max_size, void *stream);
 
     // ---- Introspection for tests and telemetry: consistent snapshots, thread-safe.
     // Members taking a device throw std::out_of_range for an index outside [0, devices()).
@@ -174,8 +179,15 @@ private:
     double apply_managed_access(int32_t device, SimAllocation &a, const Access &access);
     int kernel_prologue(int32_t device, void *stream, bool arguments_ok, SimStream **out);
     template <typename Work>
-    int run_kernel(int32_t device, SimStream *stream, std::initializer_list<Access> accesses,
+    int run_kernel(int32_t device, SimStream *stream, std::span<const Access> accesses,
                    bool synchronous, Work &&work);
+    template <typename Work>
+    int run_kernel(int32_t device, SimStream *stream, std::initializer_list<Access> accesses,
+                   bool synchronous, Work &&work)
+    {
+        return run_kernel(device, stream, std::span<const Access>(accesses.begin(), accesses.size()),
+                          synchronous, std::forward<Work>(work));
+    }
 
     int classify_copy_end(const void *ptr, uint64_t size, CopyEnd *out) const;
     void count_copy(const CopyEnd &src, const CopyEnd &dst, uint64_t bytes);

@@ -1,0 +1,66 @@
+#include "copy/place_finder.h"
+
+#include <fmt/format.h>
+
+#include "status/error.h"
+
+namespace tidal {
+namespace {
+
+constexpr uintptr_t kPage = 4096; // no mapping, host or device, is finer than a host page
+
+uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
+} // namespace
+
+PlaceFinder::Place PlaceFinder::locate(const void *p, size_t size, size_t index, bool destination)
+{
+    const uintptr_t a = addr(p);
+    const Owner *o = owners_.find(a);
+    if (!o) {
+        if (host_pages_.find(a))
+            return Place{};
+        if (!vacancies_.find(a)) {
+            AllocationRegistry::Vacancy vacancy;
+            if (auto r = registry_.find(p, &vacancy)) {
+                const bool device = r->kind != TIDAL_KIND_PAGEABLE && r->kind != TIDAL_KIND_PINNED;
+                o = &owners_.add({{addr(r->base), addr(r->base) + r->size},
+                                  {device, r->device >= 0 ? r->device : r->runtime_device}});
+            } else {
+                vacancies_.add({vacancy.begin, vacancy.end});
+            }
+        }
+        if (!o)
+            return foreign(p, size);
+    }
+    if (size > o->end - a)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("item {}: the {} ({} bytes at {}) runs past the end of its allocation ({} bytes at {:#x})",
+                                index, destination ? "destination" : "source", size, p, o->end - o->begin, o->begin),
+                    "copy inside the allocation");
+    return o->place;
+}
+
+// Memory tidal did not allocate: the runtime says what it is, and memory it does not know is
+// the host's. Host pages are remembered (a page is all host or all device), merged with the
+// newest such range when they touch, so a walk through one malloc buffer asks once per page
+// at most.
+PlaceFinder::Place PlaceFinder::foreign(const void *p, size_t size)
+{
+    int32_t kind = TIDAL_KIND_PAGEABLE, device = TIDAL_DEVICE_HOST;
+    const tidal_rt_ops &ops = runtime_.ops();
+    if (ops.pointer_kind && ops.pointer_kind(runtime_.instance(), p, &kind, &device) == 0 &&
+        kind != TIDAL_KIND_PAGEABLE && kind != TIDAL_KIND_PINNED)
+        return Place{true, device >= 0 ? device : 0};
+    const Span pages{addr(p) / kPage * kPage, (addr(p) + size + kPage - 1) / kPage * kPage};
+    Span *newest = host_pages_.used ? &host_pages_.entries[(host_pages_.next + host_pages_.entries.size() - 1) %
+                                                           host_pages_.entries.size()]
+                                    : nullptr;
+    if (newest && newest->end == pages.begin)
+        newest->end = pages.end;
+    else
+        host_pages_.add(pages);
+    return Place{};
+}
+
+} // namespace tidal

@@ -1,0 +1,52 @@
+// What the public-API benchmarks share: failing loudly with tidal's message, medians, sizes
+// with units on the command line, JSON strings. Header-only; each tool is one source file.
+#pragma once
+
+#include <tidal/tidal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace tidal_bench {
+
+// Prints "<program>: <what>: <status>: <tidal_last_error>" and exits 1.
+[[noreturn]] inline void die(const char *program, tidal_status s, const char *what)
+{
+    std::fprintf(stderr, "%s: %s: %s: %s\n", program, what, tidal_status_name(s), tidal_last_error());
+    std::exit(1);
+}
+
+inline double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// "4096", "4KiB", "1.5MiB", "1GiB"; 0 for an unknown unit.
+inline size_t parse_size(const std::string &s)
+{
+    char *end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    const std::string unit(end);
+    if (unit == "KiB") v *= 1024.0;
+    else if (unit == "MiB") v *= 1048576.0;
+    else if (unit == "GiB") v *= 1073741824.0;
+    else if (!unit.empty()) v = 0;
+    return static_cast<size_t>(v);
+}
+
+inline std::string json_escape(const std::string &s)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+} // namespace tidal_bench
