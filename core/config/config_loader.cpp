@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "thread_cache_blocks", "thread_cache_large",
                                                       "small_max"};
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
-constexpr std::array<std::string_view, 3> kCopyKeys = {"chunk_size", "ring_depth", "threads"};
+constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct"};
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
@@ -207,6 +207,8 @@ void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
         s.copy.ring_depth = static_cast<uint32_t>(r.integer(*n, "copy.ring_depth", 2, 64));
     if (const toml::node *n = t.get("threads"))
         s.copy.threads = static_cast<uint32_t>(r.integer(*n, "copy.threads", 0, 256));
+    if (const toml::node *n = t.get("batch_direct"))
+        s.copy.batch_direct = r.boolean(*n, "copy.batch_direct");
 }
 
 void read_migration(const TomlReader &r, const toml::node &node, Settings &s)

@@ -82,6 +82,7 @@ void describe_copy(std::ostringstream &os, const CopySettings &copy)
     os << "chunk_size = " << copy.chunk_size << "  # " << format_size(copy.chunk_size) << "\n";
     os << "ring_depth = " << copy.ring_depth << "\n";
     os << "threads = " << copy.threads << (copy.threads ? "" : "  # 0: min(cores, 16)") << "\n";
+    os << "batch_direct = " << (copy.batch_direct ? "true" : "false") << "\n";
 }
 
 void describe_pool(std::ostringstream &os, const PoolConfig &pool)

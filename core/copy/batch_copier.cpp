@@ -89,7 +89,7 @@ void check_overlaps(std::span<const tidal_copy_item> items)
 BatchCopier::BatchCopier(Runtime &runtime, const AllocationRegistry &registry, CopyEngine &copies,
                          const CopySettings &settings)
     : runtime_(runtime), registry_(registry), copies_(copies), wave_limit_(settings.chunk_size),
-      large_item_(std::min<size_t>(kLargeItem, settings.chunk_size / 4))
+      large_item_(std::min<size_t>(kLargeItem, settings.chunk_size / 4)), direct_(settings.batch_direct)
 {
 }
 
@@ -156,8 +156,11 @@ int32_t BatchCopier::plan(std::span<const tidal_copy_item> items, std::vector<Pl
             if (primary < 0)
                 primary = device;
             const bool same = device == primary && (!s.device || !d.device || s.index == d.index);
+            // Pinned host memory is mapped for the devices (unified addressing): with
+            // batch_direct the kernel reads or writes it in place, with no packing and no DMA.
+            const bool s_reach = s.device || (direct_ && s.pinned), d_reach = d.device || (direct_ && d.pinned);
             if (same)
-                route = !s.device ? Route::to_device : !d.device ? Route::to_host : Route::on_device;
+                route = !s_reach ? Route::to_device : !d_reach ? Route::to_host : Route::on_device;
         }
         out.push_back({&it, route});
     }

@@ -3,7 +3,9 @@
 // not bytes. Here the host packs every host->device item into one pinned staging buffer, one
 // DMA carries it to a device staging buffer, and one kernel (kernel_batch_copy) scatters it to
 // the destinations; device->host items take the mirror path (one gather kernel, one DMA, host
-// copies out); device->device items are copied by the same kernel straight from their sources.
+// copies out); device->device items are copied by the same kernel straight from their sources,
+// and so are items whose host end is pinned ([copy] batch_direct): the kernel reaches it over
+// the link in place.
 // Per device there is a ring of two staging slots, so packing one wave overlaps the DMA and
 // kernel of the previous one; an event per slot says when its buffers may be written again.
 #pragma once
@@ -76,6 +78,7 @@ private:
     CopyEngine &copies_;
     size_t wave_limit_;  // staging bytes per slot at most: [copy] chunk_size
     size_t large_item_;  // larger items go alone through tidal_copy's path
+    bool direct_;        // [copy] batch_direct: the kernel reaches pinned host ends in place
 
     std::mutex rings_mutex_;
     std::vector<std::unique_ptr<Ring>> rings_; // per device, made on first use

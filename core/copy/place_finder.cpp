@@ -25,7 +25,8 @@ PlaceFinder::Place PlaceFinder::locate(const void *p, size_t size, size_t index,
             if (auto r = registry_.find(p, &vacancy)) {
                 const bool device = r->kind != TIDAL_KIND_PAGEABLE && r->kind != TIDAL_KIND_PINNED;
                 o = &owners_.add({{addr(r->base), addr(r->base) + r->size},
-                                  {device, r->device >= 0 ? r->device : r->runtime_device}});
+                                  {device, r->device >= 0 ? r->device : r->runtime_device,
+                                   r->kind == TIDAL_KIND_PINNED}});
             } else {
                 vacancies_.add({vacancy.begin, vacancy.end});
             }
@@ -50,8 +51,11 @@ PlaceFinder::Place PlaceFinder::foreign(const void *p, size_t size)
     int32_t kind = TIDAL_KIND_PAGEABLE, device = TIDAL_DEVICE_HOST;
     const tidal_rt_ops &ops = runtime_.ops();
     if (ops.pointer_kind && ops.pointer_kind(runtime_.instance(), p, &kind, &device) == 0 &&
-        kind != TIDAL_KIND_PAGEABLE && kind != TIDAL_KIND_PINNED)
+        kind != TIDAL_KIND_PAGEABLE) {
+        if (kind == TIDAL_KIND_PINNED)
+            return Place{false, 0, true}; // not remembered as plain host pages: those are pageable
         return Place{true, device >= 0 ? device : 0};
+    }
     const Span pages{addr(p) / kPage * kPage, (addr(p) + size + kPage - 1) / kPage * kPage};
     Span *newest = host_pages_.used ? &host_pages_.entries[(host_pages_.next + host_pages_.entries.size() - 1) %
                                                            host_pages_.entries.size()]

@@ -19,6 +19,7 @@ public:
     struct Place {
         bool device = false; // device kinds and managed memory; else host memory
         int32_t index = 0;   // the device, when `device`
+        bool pinned = false; // host memory the devices can reach (pinned: tidal's or the runtime's)
     };
 
     PlaceFinder(const Runtime &runtime, const AllocationRegistry &registry) : runtime_(runtime), registry_(registry) {}

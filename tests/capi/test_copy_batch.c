@@ -129,6 +129,31 @@ static void test_every_direction_and_kind(void **state)
     free_buffers(ctx, &b);
 }
 
+/* [copy] batch_direct = false stages pinned ends too: every item still arrives, and the staged
+ * path and the in-place path take different simulated times (the pinned items move by DMA). */
+static void test_pinned_ends_staged_or_in_place(void **state)
+{
+    (void)state;
+    double took[2] = {0, 0};
+    for (int direct = 0; direct < 2; ++direct) {
+        tidal_context *ctx = harness_context(direct ? "runtime = \"sim\"\n[copy]\nbatch_direct = true\n"
+                                                    : "runtime = \"sim\"\n[copy]\nbatch_direct = false\n");
+        buffers b;
+        make_buffers(ctx, &b);
+        tidal_copy_item items[256];
+        size_t n = make_items(&b, items, 256);
+        double t0 = 0, t1 = 0;
+        assert_ok(tidal_clock(ctx, &t0));
+        assert_ok(tidal_copy_batch(ctx, items, n, NULL));
+        assert_ok(tidal_clock(ctx, &t1));
+        check_items(items, n);
+        took[direct] = t1 - t0;
+        free_buffers(ctx, &b);
+        assert_ok(tidal_context_destroy(ctx));
+    }
+    assert_true(took[0] != took[1]);
+}
+
 static void test_many_waves(void **state)
 {
     (void)state;
@@ -361,6 +386,7 @@ int main(void)
 #define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
         SIM_TEST(test_every_direction_and_kind),
+        cmocka_unit_test(test_pinned_ends_staged_or_in_place),
         cmocka_unit_test(test_many_waves),
         SIM_TEST(test_zero_count_and_zero_sizes),
         SIM_TEST(test_bad_input_copies_nothing),
