@@ -28,7 +28,7 @@ struct Rate {
     double SimProfile::*field;
     bool optional = false; // absent: the field stays 0, which the cost model reads as "see its fallback"
 };
-constexpr std::array<Rate, 11> kBandwidths = {{
+constexpr std::array<Rate, 12> kBandwidths = {{
     {"h2d_pageable", &SimProfile::h2d_pageable_bw},
     {"h2d_pinned", &SimProfile::h2d_pinned_bw},
     {"d2h_pageable", &SimProfile::d2h_pageable_bw},
@@ -40,6 +40,7 @@ constexpr std::array<Rate, 11> kBandwidths = {{
     {"zero_copy", &SimProfile::zero_copy_bw},
     {"host_memcpy", &SimProfile::host_memcpy_bw},
     {"prefetch_h2d_duplicate", &SimProfile::prefetch_h2d_duplicate_bw, true},
+    {"remote_managed", &SimProfile::remote_managed_bw, true},
 }};
 constexpr std::array<Rate, 6> kLatencies = {{
     {"copy", &SimProfile::copy_latency},

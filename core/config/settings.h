@@ -42,6 +42,7 @@ struct SimProfile {
     double h2d_pageable_bw = 0, h2d_pinned_bw = 0, d2h_pageable_bw = 0, d2h_pinned_bw = 0;
     double d2d_bw = 0, prefetch_h2d_bw = 0, prefetch_d2h_bw = 0, fault_bw = 0, zero_copy_bw = 0;
     double prefetch_h2d_duplicate_bw = 0; // read-mostly pages duplicated by a prefetch; 0 = prefetch_h2d_bw
+    double remote_managed_bw = 0;         // managed pages read over the link without migrating; 0 = zero_copy_bw
     double host_memcpy_bw = 0;
     double copy_latency = 0, kernel_latency = 0, fault_latency = 0;
     double alloc_latency_device = 0, alloc_latency_pinned = 0, alloc_latency_managed = 0;

@@ -149,7 +149,9 @@ if os.path.exists(profile_path):
     # On the simulated device the measurements read the built-in profile back.
     close = [f"{t}.{k}" for t in ("bandwidth", "latency") for k, v in builtin[t].items()
              if k in emitted[t] and k != "prefetch_h2d_duplicate" and k != "host_memcpy" and
-             abs(emitted[t][k] - v) > 0.02 * max(v, 0.01) and not (k == "zero_copy" and abs(emitted[t][k] - v) < 0.1)]
+             abs(emitted[t][k] - v) > 0.02 * max(v, 0.01) and
+             # zero_copy is timed with a kernel launch and the device-side writes included
+             not (k == "zero_copy" and abs(emitted[t][k] - v) < 0.05 * v)]
     expect(not close and emitted["device"]["capacity"] == builtin["device"]["capacity"] and emitted["device"]["xnack"] is True,
            f"bench --emit-profile on the simulated H200 gives back its profile (differ: {close})")
     cfg = write(f'runtime = "sim"\n[sim]\nprofile = "{profile_path}"\n')

@@ -726,7 +726,7 @@ TEST_CASE("the built-in H200 profile, converted to bytes/second and seconds")
     CHECK(p.prefetch_h2d_bw == doctest::Approx(45.8e9));
     CHECK(p.prefetch_d2h_bw == doctest::Approx(10e9));
     CHECK(p.fault_bw == doctest::Approx(7.0e9));
-    CHECK(p.zero_copy_bw == doctest::Approx(7.0e9));
+    CHECK(p.zero_copy_bw == doctest::Approx(51.3e9));
     CHECK(p.host_memcpy_bw == doctest::Approx(31e9));
     CHECK(p.copy_latency == doctest::Approx(8e-6));
     CHECK(p.kernel_latency == doctest::Approx(5e-6));

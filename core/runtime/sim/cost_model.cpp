@@ -44,6 +44,11 @@ double CostModel::fault(uint64_t bytes) const
 
 double CostModel::zero_copy(uint64_t bytes) const { return transfer(bytes, p_.zero_copy_bw); }
 
+double CostModel::remote_managed(uint64_t bytes) const
+{
+    return transfer(bytes, p_.remote_managed_bw > 0 ? p_.remote_managed_bw : p_.zero_copy_bw);
+}
+
 double CostModel::device_traffic(uint64_t bytes) const { return transfer(bytes, p_.d2d_bw); }
 
 double CostModel::alloc(int32_t kind) const

@@ -30,8 +30,11 @@ public:
     double prefetch(uint64_t h2d_bytes, uint64_t d2h_bytes, uint64_t peer_bytes, uint64_t duplicated_bytes = 0) const;
     // One serviced page fault that migrates (or duplicates) `bytes`.
     double fault(uint64_t bytes) const;
-    // Kernel traffic to memory the device reaches over the link without migrating it.
+    // Kernel traffic to host memory the device reaches over the link (pinned, registered).
     double zero_copy(uint64_t bytes) const;
+    // Kernel traffic to managed pages read over the link without migrating them (XNACK off,
+    // or pages mapped remotely by advice): remote_managed, else zero_copy.
+    double remote_managed(uint64_t bytes) const;
     // Kernel traffic to device memory (its own or a peer's).
     double device_traffic(uint64_t bytes) const;
     double kernel_launch() const { return p_.kernel_latency; }

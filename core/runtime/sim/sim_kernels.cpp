@@ -113,7 +113,7 @@ double SimRuntime::apply_managed_access(int32_t device, SimAllocation &a, const 
             ++counters.oversubscribed;
         }
         counters.zero_copy_bytes += traffic;
-        seconds += cost_.zero_copy(traffic);
+        seconds += cost_.remote_managed(traffic);
         if (access.write && mask.copies() > 1)
             set_page(a, page, collapse(mask, kNoLocation));
     }
