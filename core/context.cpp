@@ -198,17 +198,19 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     request.tag = desc.tag ? desc.tag : "";
     request.system = &policy_system_;
 
-    Decision decision;
-    if (const Decision *cached = DecisionCache::find(generation_, request)) {
-        decision = *cached;
-    } else {
-        decision = chain_->place(request);
-        if (decision.placement.flags & TIDAL_PLACEMENT_CACHEABLE)
-            DecisionCache::store(generation_, request, decision);
+    // A cached decision is used in place (a placement is 160 bytes: no copy on the hot path);
+    // one from the chain, or a retry, lives in `owned`.
+    const Decision *decision = DecisionCache::find(generation_, request);
+    Decision owned;
+    if (!decision) {
+        owned = chain_->place(request);
+        if (owned.placement.flags & TIDAL_PLACEMENT_CACHEABLE)
+            DecisionCache::store(generation_, request, owned);
+        decision = &owned;
     }
     for (uint32_t attempt = 1;; ++attempt) {
         try {
-            AllocationRecord record = allocate_placed(request, decision, stream);
+            AllocationRecord record = allocate_placed(request, *decision, stream);
             registry_.insert(record);
             return record.base;
         } catch (const Error &e) {
@@ -221,15 +223,16 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
             event.native_error = e.native().code;
             event.native_name = e.native().name.c_str();
             event.request = &request;
-            event.failed = &decision.placement;
+            event.failed = &decision->placement;
             event.attempt = attempt;
             auto retry = chain_->recover(event);
             if (!retry)
                 throw;
             log_info(fmt::format("allocation of {} bytes as {} failed ({}); policy '{}' retries as {} on device {}", size,
-                                 tidal_kind_name(decision.placement.kind), tidal_status_name(e.status()),
+                                 tidal_kind_name(decision->placement.kind), tidal_status_name(e.status()),
                                  retry->placed_by, tidal_kind_name(retry->placement.kind), retry->placement.device));
-            decision = std::move(*retry);
+            owned = std::move(*retry);
+            decision = &owned;
         }
     }
 }
