@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, twice: a normal build (every feature found on this machine, GPU
 # modules and kernels included) and an AddressSanitizer + UndefinedBehaviorSanitizer build.
-# Suites: unit, capi, plugins, abi, tools, device (skips without a GPU). Exit status 0 only if all pass.
+# Suites: unit, capi, plugins, abi, tools, fortran, python, device (skips without a GPU).
+# Exit status 0 only if all pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/deps.sh
