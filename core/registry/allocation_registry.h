@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "registry/allocation_record.h"
+#include "registry/shard_lock.h"
 #include "registry/node_recycler.h"
 
 namespace tidal {
@@ -49,7 +50,7 @@ private:
     static constexpr size_t kFreedMemory = 256;
 
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
-        mutable std::mutex mutex;
+        mutable ShardLock mutex;
         NodeFreeList nodes; // before `live`: outlives the map's own teardown
         std::map<uintptr_t, AllocationRecord, std::less<uintptr_t>,
                  NodeRecycler<std::pair<const uintptr_t, AllocationRecord>>>

@@ -1,0 +1,50 @@
+// The lock of one registry shard. Every tidal_alloc and tidal_free takes one, held for a few
+// dozen instructions (a map insert or erase), and with 64 shards two threads rarely want the
+// same one: a test-and-test-and-set lock costs a handful of instructions where a pthread mutex
+// costs about 40 per lock/unlock pair of calls (callgrind, 1001 instructions per C API
+// alloc+free pair, 160 of them in pthread_mutex_*). Waiters spin briefly, then yield, so a
+// preempted holder does not burn a core.
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace tidal {
+
+class ShardLock {
+public:
+    void lock() noexcept
+    {
+        for (unsigned spins = 0;; ++spins) {
+            if (!locked_.exchange(true, std::memory_order_acquire))
+                return;
+            while (locked_.load(std::memory_order_relaxed)) {
+                if (spins++ < kSpinsBeforeYield)
+                    pause();
+                else
+                    std::this_thread::yield();
+            }
+        }
+    }
+    bool try_lock() noexcept
+    {
+        return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
+    }
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+private:
+    static constexpr unsigned kSpinsBeforeYield = 64;
+    static void pause() noexcept
+    {
+#if defined(__x86_64__) || defined(__i386__)
+        _mm_pause();
+#endif
+    }
+    std::atomic<bool> locked_{false};
+};
+
+} // namespace tidal
