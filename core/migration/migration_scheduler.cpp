@@ -34,9 +34,6 @@ struct MigrationScheduler::Batch {
 
 namespace {
 
-constexpr uint32_t kAdviceBits[] = {TIDAL_ADVICE_READ_MOSTLY, TIDAL_ADVICE_PREFERRED_DEVICE, TIDAL_ADVICE_PREFERRED_HOST,
-                                    TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_ADVICE_COARSE_GRAIN};
-
 std::string where(int32_t device)
 {
     return device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device);
@@ -327,7 +324,6 @@ MigrationScheduler::Unit &MigrationScheduler::adopt(uintptr_t start, size_t size
     Unit &u = it->second;
     if (inserted) {
         u.id = next_id_++;
-        u.alloc_base = reinterpret_cast<uintptr_t>(range.owner.base);
         u.size = size;
         u.hints = range.owner.hints;
         u.advice = range.owner.advice;
@@ -663,6 +659,9 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
     std::lock_guard lock(mutex_);
     const uintptr_t base = reinterpret_cast<uintptr_t>(owner.base);
     const tidal_rt_ops &ops = runtime_.ops();
+    const auto first = units_.lower_bound(base);
+    if (first == units_.end() || first->first >= base + owner.size)
+        return; // nothing of it was ever moved: no queued work can touch it
     // A queued move of this memory must not run after it is freed (or handed to a new owner).
     for (DeviceState &ds : devices_)
         for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
@@ -673,7 +672,7 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
                     log_error(fmt::format("a queued migration failed: {}", e.what()));
                 }
             }
-    for (auto it = units_.lower_bound(base); it != units_.end() && it->first < base + owner.size;) {
+    for (auto it = first; it != units_.end() && it->first < base + owner.size;) {
         Unit &u = it->second;
         if (u.device >= 0)
             devices_[static_cast<size_t>(u.device)].resident -= u.size;

@@ -80,7 +80,6 @@ private:
     struct Batch; // an event recorded after a group of migrations on one migration stream
     struct Unit {
         uint64_t id = 0;            // unique: phases name units by (start, id)
-        uintptr_t alloc_base = 0;
         size_t size = 0;
         int32_t device = -1;        // where tidal made it resident
         uint64_t last_use = 0;

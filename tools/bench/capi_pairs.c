@@ -1,0 +1,36 @@
+/* Instructions per tidal_alloc + tidal_free pair through the public C API, for callgrind:
+ *   valgrind --tool=callgrind --toggle-collect=capi_pairs build/tools/bench/capi-pairs [SIZE]
+ * "Collected : N" / 101000 = instructions per pair (1000 warm-up pairs + 100000 counted;
+ * the warm-up runs inside the same function so the first pool refill is included once).
+ * Device memory on the simulated device: the figure is tidal's own work, no GPU call. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <tidal/tidal.h>
+
+__attribute__((noinline)) void capi_pairs(tidal_context *ctx, const tidal_alloc_desc *d, size_t size, long n)
+{
+    for (long i = 0; i < n; ++i) {
+        void *p;
+        if (tidal_alloc(ctx, size, d, &p) != TIDAL_OK || tidal_free(ctx, p) != TIDAL_OK) {
+            fprintf(stderr, "capi-pairs: %s\n", tidal_last_error());
+            exit(1);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 256;
+    tidal_context *ctx = NULL;
+    if (tidal_context_create_from_string("runtime = \"sim\"\nlog_level = \"error\"\n", &ctx) != TIDAL_OK) {
+        fprintf(stderr, "capi-pairs: %s\n", tidal_last_error());
+        return 1;
+    }
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_DEVICE;
+    capi_pairs(ctx, &d, size, 1000);
+    capi_pairs(ctx, &d, size, 100000);
+    tidal_context_destroy(ctx);
+    return 0;
+}
