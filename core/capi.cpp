@@ -223,7 +223,9 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
         info->advice = r.advice;
         info->alignment = r.alignment;
         std::memcpy(info->tag, r.tag, sizeof info->tag);
-        std::memcpy(info->placed_by, r.placed_by, sizeof info->placed_by);
+        const size_t n = strnlen(r.placed_by, sizeof info->placed_by - 1);
+        std::memcpy(info->placed_by, r.placed_by, n);
+        info->placed_by[n] = '\0';
     });
 }
 

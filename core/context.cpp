@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 
 #include "config/settings_describer.h"
 #include "policy/decision_cache.h"
@@ -200,13 +201,14 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
 
     // A cached decision is used in place (a placement is 160 bytes: no copy on the hot path);
     // one from the chain, or a retry, lives in `owned`.
+    // `owned` is made only when needed: zeroing a placement costs as much as a cache lookup.
     const Decision *decision = DecisionCache::find(generation_, request);
-    Decision owned;
+    std::optional<Decision> owned;
     if (!decision) {
-        owned = chain_->place(request);
-        if (owned.placement.flags & TIDAL_PLACEMENT_CACHEABLE)
-            DecisionCache::store(generation_, request, owned);
-        decision = &owned;
+        owned.emplace(chain_->place(request));
+        if (owned->placement.flags & TIDAL_PLACEMENT_CACHEABLE)
+            DecisionCache::store(generation_, request, *owned);
+        decision = &*owned;
     }
     for (uint32_t attempt = 1;; ++attempt) {
         try {
@@ -232,7 +234,7 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
                                  tidal_kind_name(decision->placement.kind), tidal_status_name(e.status()),
                                  retry->placed_by, tidal_kind_name(retry->placement.kind), retry->placement.device));
             owned = std::move(*retry);
-            decision = &owned;
+            decision = &*owned;
         }
     }
 }
@@ -286,7 +288,7 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
         r.base = reinterpret_cast<void *>((raw + r.alignment - 1) & ~(uintptr_t{r.alignment} - 1));
     }
     copy_name(r.tag, sizeof r.tag, request.tag);
-    copy_name(r.placed_by, sizeof r.placed_by, decision.placed_by);
+    r.placed_by = decision.placed_by;
     try {
         apply_advice(r);
     } catch (...) {

@@ -84,9 +84,10 @@ struct PoolConfig {
     uint64_t growth = uint64_t{64} << 20;   // smallest upstream chunk for large blocks
     // Per-thread caches (the lock-free fast path). A block a thread caches serves only that
     // thread, so a program that frees on one thread and allocates on another (PyTorch's
-    // autograd thread) holds more memory with them; 0 switches them off.
+    // autograd thread) holds more memory with them; 0 switches them off. Large blocks kept by
+    // threads go back to the pool before it grows, so they never cost an upstream allocation.
     uint32_t thread_cache_blocks = 32;                  // blocks per small size class
-    uint64_t thread_cache_large = uint64_t{32} << 20;   // bytes of large blocks
+    uint64_t thread_cache_large = uint64_t{1} << 30;    // bytes of large blocks (at most 4)
     // Requests up to this size use size classes (slabs of one size each: fast, but a class
     // with few blocks still holds a whole slab); larger ones, and all with 0, share best-fit
     // chunks of `growth` bytes as PyTorch's caching allocator does.

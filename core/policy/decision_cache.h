@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <new>
 
 #include "policy/policy_chain.h"
@@ -26,7 +25,8 @@ public:
             return nullptr;
         const Entry &e = *slotted;
         if (e.generation != generation || e.size != r.size || e.alignment != r.alignment || e.kind != r.kind ||
-            e.device != r.device || e.hints != r.hints || std::strcmp(e.tag, r.tag) != 0)
+            e.device != r.device || e.hints != r.hints || e.tag[0] != r.tag[0] ||
+            (r.tag[0] != '\0' && std::strcmp(e.tag, r.tag) != 0))
             return nullptr;
         return &e.decision;
     }
@@ -65,13 +65,14 @@ private:
 
     // The table lives on the heap: the library's thread-locals use the initial-exec model (the
     // pool's fast path), whose static TLS space cannot hold kilobytes in a dlopen'ed library.
+    // Reached through a trivially destructible initial-exec pointer: an owning thread_local
+    // with a destructor needs a guard variable that costs a __tls_get_addr call on every
+    // allocation. The owner (table()) is touched only when the table is made.
     static Entry *slot(const tidal_place_request &r) noexcept
     {
-        // Initial-exec: an 8-byte pointer fits the static TLS space, and reaching it then costs
-        // no __tls_get_addr call on every allocation.
-        [[gnu::tls_model("initial-exec")]] thread_local std::unique_ptr<Entry[]> entries;
+        Entry *entries = entries_;
         if (!entries) [[unlikely]] {
-            entries.reset(new (std::nothrow) Entry[kEntries]);
+            entries = table();
             if (!entries)
                 return nullptr;
         }
@@ -80,6 +81,10 @@ private:
                            static_cast<uint64_t>(static_cast<uint32_t>(r.device));
         return &entries[(h >> 58) & (kEntries - 1)];
     }
+    // Makes the calling thread's table (nullptr: no memory, or the thread is exiting).
+    static Entry *table() noexcept;
+
+    [[gnu::tls_model("initial-exec")]] static inline thread_local Entry *entries_ = nullptr;
 };
 
 } // namespace tidal

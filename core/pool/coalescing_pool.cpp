@@ -112,7 +112,7 @@ CoalescingPool::SizeSet::iterator CoalescingPool::grow(size_t bytes, size_t alig
     return free_by_size_.find({c.end - base, base});
 }
 
-void *CoalescingPool::allocate(size_t bytes, size_t alignment, bool *fresh)
+void *CoalescingPool::allocate(size_t bytes, size_t alignment, bool *fresh, bool may_grow)
 {
     std::lock_guard lock(mutex_);
     for (size_t i = deferred_count_; i-- > 0;) { // newest first
@@ -135,6 +135,8 @@ void *CoalescingPool::allocate(size_t bytes, size_t alignment, bool *fresh)
         fit = find_fit(bytes, alignment);
     }
     const bool grown = fit == free_by_size_.end();
+    if (grown && !may_grow)
+        return nullptr;
     if (grown)
         fit = grow(bytes, alignment);
     void *p = carve(fit, bytes, alignment);

@@ -44,8 +44,9 @@ public:
 
     // `bytes`: a multiple of 256, > 0; `alignment`: a power of two >= 256. `*fresh` says the
     // block lies in a chunk acquired by this very call (never handed out before). Throws
-    // tidal::Error when the upstream fails; nothing is allocated then.
-    void *allocate(size_t bytes, size_t alignment, bool *fresh);
+    // tidal::Error when the upstream fails; nothing is allocated then. With `may_grow` false it
+    // returns nullptr instead of going upstream (the caller first reclaims what threads keep).
+    void *allocate(size_t bytes, size_t alignment, bool *fresh, bool may_grow = true);
     // `p` and `bytes` exactly as allocate() took and returned them.
     void deallocate(void *p, size_t bytes);
     // The same for a block whose free was already counted elsewhere (a stream-ordered free

@@ -155,7 +155,13 @@ void *DevicePool::allocate_block(const PooledBlock &shape, size_t alignment, boo
         return p;
     }
     bool fresh = false;
-    void *p = large_.allocate(shape.bytes, alignment, &fresh); // counts it
+    // Blocks kept by threads go back into the pool before it grows: keeping them never costs
+    // an upstream allocation (or an out-of-memory error) the pool could have avoided.
+    void *p = large_.allocate(shape.bytes, alignment, &fresh, !large_cached_); // counts it
+    if (!p) {
+        caches_.reclaim_large();
+        p = large_.allocate(shape.bytes, alignment, &fresh);
+    }
     if (reused)
         *reused = !fresh;
     return p;
@@ -241,6 +247,7 @@ void DevicePool::free_everything_spare() noexcept
         // Best effort: this runs only to make room before a retry.
     }
     caches_.flush_current_thread();
+    caches_.reclaim_large();
     large_.trim(UINT64_MAX);
     small_.trim(UINT64_MAX);
 }
@@ -253,6 +260,7 @@ uint64_t DevicePool::trim()
         release_completed();
     caches_.request_flush();
     caches_.flush_current_thread();
+    caches_.reclaim_large(); // the size classes of other threads flush at their next call
     const uint64_t reserved = gauges_.reserved();
     const uint64_t outstanding = gauges_.outstanding();
     const uint64_t spare = reserved > outstanding ? reserved - outstanding : 0;

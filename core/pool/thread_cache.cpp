@@ -90,6 +90,7 @@ bool ThreadCache::push_large(void *p, size_t bytes, CoalescingPool &pool)
 {
     if (bytes > large_budget_)
         return false;
+    std::lock_guard lock(large_lock_);
     while (large_count_ == kLargeSlots || large_bytes_ + bytes > large_budget_) {
         pool.take_back(large_[0].p, large_[0].bytes); // its free was counted when it came here
         large_bytes_ -= large_[0].bytes;
@@ -112,6 +113,13 @@ void ThreadCache::flush(SizeClassPool &small, CoalescingPool &large) noexcept
             small.give(cls, b.slots, b.count);
         b.count = 0;
     }
+    reclaim_large(large);
+}
+
+uint64_t ThreadCache::reclaim_large(CoalescingPool &large) noexcept
+{
+    std::lock_guard lock(large_lock_);
+    const uint64_t bytes = large_bytes_;
     for (unsigned i = 0; i < large_count_; ++i) {
         try {
             large.take_back(large_[i].p, large_[i].bytes);
@@ -122,6 +130,7 @@ void ThreadCache::flush(SizeClassPool &small, CoalescingPool &large) noexcept
     }
     large_count_ = 0;
     large_bytes_ = 0;
+    return bytes;
 }
 
 void ThreadCache::detach() noexcept

@@ -1,6 +1,9 @@
 // One thread's stash of blocks for one pool: a bounded stack per size class and a few large
-// blocks (matched by exact size), touched only by its own thread, so the fast path (a pop on
-// allocate, a push on free) takes no lock and shares no cache line with other threads.
+// blocks (matched by exact size). The size classes are touched only by their own thread, so
+// that fast path (a pop on allocate, a push on free) takes no lock and shares no cache line
+// with other threads. The large blocks sit behind a spin lock that only their own thread
+// takes, except when the pool reclaims them (reclaim_large) instead of growing: a thread may
+// keep big blocks (1 GiB by default) because they never cost the process memory it needs.
 //
 // Lifetime, the hard part: a cache is shared (shared_ptr) by its thread's list of caches and
 // by its pool's ThreadCacheRegistry. Whichever ends first -- the thread or the pool -- cuts
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "pool/size_classes.h"
+#include "sync/spin_lock.h"
 
 namespace tidal::pool {
 
@@ -89,6 +93,7 @@ public:
     // A kept large block of exactly `bytes`, or nullptr (newest first). Owning thread only.
     void *pop_large(size_t bytes) noexcept
     {
+        std::lock_guard lock(large_lock_);
         for (unsigned i = large_count_; i-- > 0;) {
             if (large_[i].bytes != bytes)
                 continue;
@@ -115,6 +120,9 @@ public:
     void spill(SizeClassPool &pool, unsigned cls, void *p) noexcept;
     // Gives every block back to the pools.
     void flush(SizeClassPool &small, CoalescingPool &large) noexcept;
+    // Gives the kept large blocks back to `large`; any thread (the pool, before it grows).
+    // Returns the bytes given back.
+    uint64_t reclaim_large(CoalescingPool &large) noexcept;
 
     const Counters &counters() const noexcept { return counters_; }
 
@@ -147,6 +155,7 @@ private:
     uint64_t key_;
     Bin bins_[SizeClasses::kCount];
     std::unique_ptr<void *[]> storage_;
+    SpinLock large_lock_;          // guards large_, large_count_, large_bytes_
     LargeSlot large_[kLargeSlots]; // oldest first
     unsigned large_count_ = 0;
     uint64_t large_bytes_ = 0;

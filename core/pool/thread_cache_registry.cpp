@@ -86,6 +86,15 @@ void ThreadCacheRegistry::flush_current_thread() noexcept
     }
 }
 
+uint64_t ThreadCacheRegistry::reclaim_large() noexcept
+{
+    uint64_t bytes = 0;
+    std::lock_guard lock(mutex_); // a cache leaves caches_ under it: none is retired meanwhile
+    for (const auto &c : caches_)
+        bytes += c->reclaim_large(large_);
+    return bytes;
+}
+
 void ThreadCacheRegistry::retire(ThreadCache &cache) noexcept
 {
     cache.flush(small_, large_);

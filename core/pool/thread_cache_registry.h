@@ -46,6 +46,9 @@ public:
     void request_flush() noexcept;
     // Flushes the calling thread's cache now, if it has one (creates none).
     void flush_current_thread() noexcept;
+    // Takes every thread's kept large blocks back into the coalescing pool now (before it
+    // grows, on trim, when the upstream is full). Returns the bytes taken back.
+    uint64_t reclaim_large() noexcept;
     // Called by a cache whose thread exits: its blocks and counters come back here.
     void retire(ThreadCache &cache) noexcept;
     Totals totals() const;

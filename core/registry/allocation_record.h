@@ -22,7 +22,7 @@ struct AllocationRecord {
     bool pooled = false;                 // raw/raw_size/alignment came from the context's pool
     bool vendor_pooled = false;          // raw came from the runtime's stream-ordered pool ([pool] backend = "vendor")
     char tag[TIDAL_TAG_MAX] = {};
-    char placed_by[32] = {};
+    const char *placed_by = ""; // owned by the policy chain, which outlives every record
 
     bool contains(const void *p) const noexcept
     {

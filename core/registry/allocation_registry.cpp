@@ -14,18 +14,37 @@ static_assert(sizeof(uintptr_t) == 8, "the shard hash assumes 64-bit addresses")
 void AllocationRegistry::insert(const AllocationRecord &record)
 {
     const uintptr_t base = addr(record.base);
+    const uintptr_t end = base + record.size;
     Shard &s = shards_[shard_of(base)];
     std::lock_guard lock(s.mutex);
-    auto next = s.live.lower_bound(base);
-    bool overlaps = next != s.live.end() && next->first < base + record.size;
-    if (!overlaps && next != s.live.begin()) {
-        auto prev = std::prev(next);
-        overlaps = prev->first + prev->second.size > base;
+    auto it = s.slots.lower_bound(base);
+    bool overlaps = false;
+    if (it != s.slots.begin()) {
+        const auto prev = std::prev(it);
+        overlaps = prev->second.live && prev->first + prev->second.record.size > base;
+    }
+    auto revived = s.slots.end();
+    while (!overlaps && it != s.slots.end() && it->first < end) {
+        if (it->second.live) {
+            overlaps = true;
+        } else if (it->first == base) {
+            revived = it++;
+        } else { // a dead node inside the new range would hide it from interior lookups
+            it = s.slots.erase(it);
+            --s.dead;
+        }
     }
     if (overlaps)
         throw Error(TIDAL_ERROR_INTERNAL, "the runtime returned memory overlapping a live allocation",
                     "this is a bug in tidal or the device runtime; please report it");
-    s.live.emplace(base, record);
+    if (revived != s.slots.end()) {
+        revived->second.record = record;
+        revived->second.live = true;
+        --s.dead;
+    } else {
+        s.slots.emplace_hint(it, base, Slot{record, true});
+    }
+    ++s.live;
 }
 
 std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, Vacancy *vacancy) const
@@ -33,15 +52,19 @@ std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, V
     Vacancy around{0, UINTPTR_MAX};
     for (const Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
-        auto it = s.live.upper_bound(a);
-        if (it != s.live.end())
+        auto it = s.slots.upper_bound(a);
+        if (it != s.slots.end())
             around.end = std::min(around.end, it->first);
-        if (it == s.live.begin())
+        if (it == s.slots.begin())
             continue;
         --it;
-        if (it->second.contains(reinterpret_cast<const void *>(a)))
-            return it->second;
-        around.begin = std::max(around.begin, it->first + it->second.size);
+        if (!it->second.live) { // nothing live of this shard reaches past a dead node's base
+            around.begin = std::max(around.begin, it->first);
+            continue;
+        }
+        if (it->second.record.contains(reinterpret_cast<const void *>(a)))
+            return it->second.record;
+        around.begin = std::max(around.begin, it->first + it->second.record.size);
     }
     if (vacancy)
         *vacancy = around;
@@ -54,8 +77,8 @@ std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy 
     {
         const Shard &s = shards_[shard_of(a)];
         std::lock_guard lock(s.mutex);
-        if (auto it = s.live.find(a); it != s.live.end())
-            return it->second; // the common case: a base pointer
+        if (auto it = s.slots.find(a); it != s.slots.end() && it->second.live)
+            return it->second.record; // the common case: a base pointer
     }
     return find_interior(a, vacancy);
 }
@@ -65,10 +88,10 @@ bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
     const uintptr_t a = addr(base);
     Shard &s = shards_[shard_of(a)];
     std::lock_guard lock(s.mutex);
-    auto it = s.live.find(a);
-    if (it == s.live.end())
+    auto it = s.slots.find(a);
+    if (it == s.slots.end() || !it->second.live)
         return false;
-    it->second.advice = advice;
+    it->second.record.advice = advice;
     return true;
 }
 
@@ -78,11 +101,15 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
     Shard &s = shards_[shard_of(a)];
     {
         std::lock_guard lock(s.mutex);
-        if (auto it = s.live.find(a); it != s.live.end()) {
+        if (auto it = s.slots.find(a); it != s.slots.end() && it->second.live) {
             if (out)
-                *out = it->second;
-            s.live.erase(it);
+                *out = it->second.record;
+            it->second.live = false;
+            --s.live;
+            ++s.dead;
             s.freed[s.freed_next++ % kFreedMemory] = a;
+            if (s.dead > kDeadSlack && s.dead > s.live) [[unlikely]]
+                s.purge_dead();
             return Removal::removed;
         }
     }
@@ -100,9 +127,11 @@ std::vector<AllocationRecord> AllocationRegistry::drain()
     std::vector<AllocationRecord> all;
     for (Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
-        for (auto &[base, record] : s.live)
-            all.push_back(record);
-        s.live.clear();
+        for (auto &[base, slot] : s.slots)
+            if (slot.live)
+                all.push_back(slot.record);
+        s.slots.clear();
+        s.live = s.dead = 0;
     }
     return all;
 }
@@ -112,9 +141,15 @@ size_t AllocationRegistry::live_count() const
     size_t n = 0;
     for (const Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
-        n += s.live.size();
+        n += s.live;
     }
     return n;
+}
+
+void AllocationRegistry::Shard::purge_dead() noexcept
+{
+    std::erase_if(slots, [](const auto &node) { return !node.second.live; });
+    dead = 0;
 }
 
 bool AllocationRegistry::Shard::was_freed(uintptr_t base) const noexcept

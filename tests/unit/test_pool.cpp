@@ -347,6 +347,77 @@ TEST_CASE("pool: each thread keeps a few large blocks for lock-free reuse, withi
     CHECK(pool.stats().in_use_bytes == 0);
 }
 
+namespace {
+// Another thread that allocates and frees one large block, so the block sits in that thread's
+// cache, and stays alive (an exiting thread gives its cache back) until destroyed.
+class KeeperThread {
+public:
+    KeeperThread(DevicePool &pool, size_t bytes)
+        : thread_([this, &pool, bytes] {
+              pool.deallocate(pool.allocate(bytes), bytes);
+              step_ = 1;
+              while (step_.load() != 2)
+                  std::this_thread::yield();
+          })
+    {
+        while (step_.load() != 1)
+            std::this_thread::yield();
+    }
+    ~KeeperThread()
+    {
+        step_ = 2;
+        thread_.join();
+    }
+
+private:
+    std::atomic<int> step_{0};
+    std::thread thread_;
+};
+} // namespace
+
+TEST_CASE("pool: large blocks other threads keep go back to the pool before it grows")
+{
+    MallocSource src;
+    PoolSettings s;
+    s.growth = 256 * MiB;
+    DevicePool pool(src, s);
+    KeeperThread keeper(pool, 256 * MiB);
+    CHECK(pool.stats().cached_bytes == 256 * MiB);
+    const size_t acquired = src.acquires();
+    void *q = pool.allocate(128 * MiB); // fits in the kept block: no growth
+    CHECK(src.acquires() == acquired);
+    CHECK(pool.stats().reserved_bytes == 256 * MiB);
+    CHECK(pool.stats().cached_bytes == 0);
+    pool.deallocate(q, 128 * MiB);
+}
+
+TEST_CASE("pool: when the upstream is full, blocks other threads keep are taken back first")
+{
+    MallocSource src(300 * MiB);
+    PoolSettings s;
+    s.growth = 64 * MiB;
+    DevicePool pool(src, s);
+    KeeperThread keeper(pool, 200 * MiB);
+    // 200 MiB are kept by the other thread and only 100 MiB are left upstream.
+    void *q = pool.allocate(150 * MiB);
+    CHECK(pool.stats().in_use_bytes == 150 * MiB);
+    CHECK(src.outstanding() == 200 * MiB);
+    pool.deallocate(q, 150 * MiB);
+    pool.trim();
+    CHECK(pool.stats().reserved_bytes == 0);
+}
+
+TEST_CASE("pool: trim takes back what every thread keeps, not only the caller's")
+{
+    MallocSource src;
+    DevicePool pool(src);
+    KeeperThread keeper(pool, 96 * MiB);
+    CHECK(pool.stats().cached_bytes == 96 * MiB);
+    pool.trim();
+    CHECK(pool.stats().reserved_bytes == 0);
+    CHECK(src.outstanding() == 0);
+}
+
 TEST_CASE("pool: every block is 256-aligned, and aligned as asked up to 1 GiB")
 {
     SUBCASE("real memory from a 64-byte-aligned source (pinned host memory's promise)")

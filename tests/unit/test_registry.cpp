@@ -94,6 +94,60 @@ TEST_CASE("registry finds interior pointers whatever shard the base went to")
     CHECK(reg.live_count() == 1000);
 }
 
+TEST_CASE("freed allocations never shadow live ones, whatever reuses their addresses")
+{
+    AllocationRegistry reg;
+    // A pool's way: free a block, then carve a larger one that starts below it and covers it.
+    reg.insert(record(0x40000, 0x100));
+    reg.insert(record(0x40100, 0x100));
+    AllocationRecord out;
+    CHECK(reg.remove(at(0x40000), &out) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(0x40100), &out) == AllocationRegistry::Removal::removed);
+    CHECK_FALSE(reg.find(at(0x40180)).has_value());
+    reg.insert(record(0x3ff00, 0x1000)); // over both freed bases
+    CHECK(reg.find(at(0x40180))->base == at(0x3ff00));
+    CHECK(reg.find(at(0x40000))->base == at(0x3ff00));
+    CHECK(reg.remove(at(0x40100), &out) == AllocationRegistry::Removal::interior);
+    CHECK(out.base == at(0x3ff00));
+    // The same base again, now smaller: nothing of the old size survives.
+    CHECK(reg.remove(at(0x3ff00), &out) == AllocationRegistry::Removal::removed);
+    reg.insert(record(0x3ff00, 0x100));
+    CHECK(reg.find(at(0x3ff00))->size == 0x100);
+    CHECK_FALSE(reg.find(at(0x40000)).has_value());
+    AllocationRegistry::Vacancy v;
+    CHECK_FALSE(reg.find(at(0x40800), &v).has_value());
+    CHECK(v.begin >= 0x40000); // everything live ends at or below it
+    CHECK(v.begin <= 0x40800);
+    CHECK(v.end > 0x40800);
+    // A live allocation overlapping a freed one's old range is no conflict; a live one is.
+    CHECK_THROWS_AS(reg.insert(record(0x3ff80, 0x100)), tidal::Error);
+    CHECK(reg.live_count() == 1);
+    CHECK(reg.remove(at(0x3ff00), &out) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(0x3ff00), &out) == AllocationRegistry::Removal::already_freed);
+    CHECK(reg.live_count() == 0);
+}
+
+TEST_CASE("registry stays exact over many distinct bases freed and reused")
+{
+    AllocationRegistry reg;
+    // Enough frees at distinct bases for every shard to purge its freed entries many times.
+    for (uintptr_t round = 0; round < 8; ++round) {
+        for (uintptr_t i = 0; i < 4000; ++i)
+            reg.insert(record(0x1000000 + (round * 4000 + i) * 0x1000, 0x800));
+        for (uintptr_t i = 0; i < 4000; i += 2)
+            CHECK(reg.remove(at(0x1000000 + (round * 4000 + i) * 0x1000), nullptr) ==
+                  AllocationRegistry::Removal::removed);
+    }
+    CHECK(reg.live_count() == 8 * 2000);
+    for (uintptr_t k = 0; k < 8 * 4000; k += 7) {
+        const uintptr_t base = 0x1000000 + k * 0x1000;
+        const auto r = reg.find(at(base + 0x400));
+        CHECK(r.has_value() == (k % 2 == 1));
+    }
+    CHECK(reg.drain().size() == 8 * 2000);
+    CHECK(reg.live_count() == 0);
+}
+
 TEST_CASE("registry drain returns everything live")
 {
     AllocationRegistry reg;

@@ -1,10 +1,19 @@
 // alloc-latency: median nanoseconds per tidal_alloc + tidal_free pair through the public C
-// API (policy chain, registry and pool included), pooled vs unpooled ([pool] enabled = false,
-// i.e. one runtime allocation per call), per kind and size; and the throughput of N threads
-// against one. Public API only.
+// API (policy chain, registry and pool included) for tidal's pools, the runtime's own
+// stream-ordered pool behind the same API ([pool] backend = "vendor", device memory) and no
+// pool at all ([pool] enabled = false: one runtime allocation per call), per kind and size, all
+// in one run; and the throughput of N threads against one. Public API only.
 //
-//   alloc-latency [--runtime auto|sim|cuda|hip] [--threads N] [--json]
+// Rounds go over every cell in turn and each cell's figure is the median over rounds, so a
+// burst of noise on the machine spreads over all cells instead of spoiling one. The
+// measuring thread is pinned to the CPU it starts on (--no-pin: not): a migration to another
+// core mid-batch costs more than the pair being measured.
+//
+//   alloc-latency [--runtime auto|sim|cuda|hip] [--threads N] [--rounds N] [--no-pin] [--json]
 #include <tidal/tidal.h>
+
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,42 +24,46 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.h"
+
 namespace {
 using Clock = std::chrono::steady_clock;
 
-tidal_context *open(const std::string &runtime, bool pooled)
+// nullptr when the runtime cannot serve the configuration (the vendor pool on a runtime
+// without one) and `optional` says that is fine.
+tidal_context *open(const std::string &runtime, const char *pool, bool optional = false)
 {
-    std::string toml = "runtime = \"" + runtime + "\"\n[pool]\nenabled = " + (pooled ? "true" : "false") + "\n";
+    std::string toml = "runtime = \"" + runtime + "\"\n[pool]\n" + pool + "\n";
     tidal_context *ctx = nullptr;
-    if (tidal_context_create_from_string(toml.c_str(), &ctx) != TIDAL_OK) {
-        std::fprintf(stderr, "alloc-latency: %s\n", tidal_last_error());
-        std::exit(1);
+    if (tidal_status s = tidal_context_create_from_string(toml.c_str(), &ctx); s != TIDAL_OK) {
+        if (optional)
+            return nullptr;
+        tidal_bench::die("alloc-latency", s, pool);
     }
     return ctx;
 }
 
-// Median over `reps` batches of the mean pair time in a batch of `iters`.
-double pair_ns(tidal_context *ctx, tidal_kind kind, size_t size, int iters, int reps)
+// Mean ns per pair over `iters` pairs.
+double batch_ns(tidal_context *ctx, tidal_kind kind, size_t size, int iters)
 {
     tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
     d.kind = kind;
-    std::vector<double> r;
-    for (int rep = 0; rep <= reps; ++rep) {
-        auto t0 = Clock::now();
-        for (int i = 0; i < iters; ++i) {
-            void *p = nullptr;
-            if (tidal_alloc(ctx, size, &d, &p) != TIDAL_OK || tidal_free(ctx, p) != TIDAL_OK) {
-                std::fprintf(stderr, "alloc-latency: %s\n", tidal_last_error());
-                std::exit(1);
-            }
-        }
-        const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / iters;
-        if (rep > 0) // the first batch warms the pool
-            r.push_back(ns);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < iters; ++i) {
+        void *p = nullptr;
+        if (tidal_status s = tidal_alloc(ctx, size, &d, &p); s != TIDAL_OK)
+            tidal_bench::die("alloc-latency", s, "tidal_alloc");
+        if (tidal_status s = tidal_free(ctx, p); s != TIDAL_OK)
+            tidal_bench::die("alloc-latency", s, "tidal_free");
     }
-    std::sort(r.begin(), r.end());
-    return r[r.size() / 2];
+    return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / iters;
 }
+
+struct Cell {
+    tidal_kind kind;
+    size_t size;
+    std::vector<double> pooled, vendor, unpooled;
+};
 
 double pairs_per_second(tidal_context *ctx, size_t size, unsigned threads, int iters)
 {
@@ -80,45 +93,98 @@ int main(int argc, char **argv)
 {
     std::string runtime = "auto";
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    bool json = false;
+    int rounds = 9;
+    bool json = false, pin = true;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--runtime" && i + 1 < argc)
             runtime = argv[++i];
         else if (a == "--threads" && i + 1 < argc)
             threads = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
+        else if (a == "--rounds" && i + 1 < argc)
+            rounds = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--no-pin")
+            pin = false;
         else if (a == "--json")
             json = true;
         else {
-            std::fprintf(stderr, "usage: alloc-latency [--runtime R] [--threads N] [--json]\n");
+            std::fprintf(stderr, "usage: alloc-latency [--runtime R] [--threads N] [--rounds N] [--no-pin] [--json]\n");
             return 2;
         }
     }
-    tidal_context *pooled = open(runtime, true), *raw = open(runtime, false);
+    tidal_context *pooled = open(runtime, "enabled = true");
+    tidal_context *vendor = open(runtime, "backend = \"vendor\"", true);
+    tidal_context *raw = open(runtime, "enabled = false");
     tidal_system_info sys = TIDAL_SYSTEM_INFO_INIT;
     tidal_system_info_get(pooled, &sys);
-    const size_t sizes[] = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
-    const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_PINNED, TIDAL_KIND_MANAGED};
-    if (json)
-        std::printf("{\"runtime\": \"%s\", \"detail\": \"%s\", \"results\": [\n", sys.runtime, sys.runtime_detail);
-    else
-        std::printf("runtime %s (%s)\nns per alloc+free pair, median of 9 batches\n\n%-9s %10s %12s %12s %9s\n",
-                    sys.runtime, sys.runtime_detail, "kind", "bytes", "pooled", "unpooled", "speedup");
-    bool first = true;
-    for (tidal_kind k : kinds)
-        for (size_t s : sizes) {
-            const int iters = s >= (16u << 20) ? 200 : 20000;
-            // Unpooled pinned and managed allocations cost milliseconds: fewer of them.
-            const int raw_iters = k == TIDAL_KIND_DEVICE ? std::min(iters, 2000) : 20;
-            const double p = pair_ns(pooled, k, s, iters, 9);
-            const double r = pair_ns(raw, k, s, raw_iters, 3);
-            if (json)
-                std::printf("%s  {\"kind\": \"%s\", \"bytes\": %zu, \"pooled_ns\": %.1f, \"unpooled_ns\": %.1f}",
-                            first ? "" : ",\n", tidal_kind_name(k), s, p, r);
-            else
-                std::printf("%-9s %10zu %12.1f %12.1f %8.0fx\n", tidal_kind_name(k), s, p, r, r / p);
-            first = false;
+
+    cpu_set_t before;
+    CPU_ZERO(&before);
+    pthread_getaffinity_np(pthread_self(), sizeof before, &before);
+    int cpu = -1;
+    if (pin) {
+        cpu = sched_getcpu();
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (cpu < 0 || pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
+            cpu = -1;
+    }
+
+    std::vector<Cell> cells;
+    for (tidal_kind k : {TIDAL_KIND_DEVICE, TIDAL_KIND_PINNED, TIDAL_KIND_MANAGED})
+        for (size_t s : {size_t{256}, size_t{4096}, size_t{65536}, size_t{1} << 20, size_t{16} << 20, size_t{256} << 20})
+            cells.push_back(Cell{k, s, {}, {}, {}});
+    // Each measured batch follows an unmeasured one of the same cell: the unpooled pairs before
+    // it (runtime calls touching megabytes) leave the caches cold. Unpooled pairs cost
+    // microseconds to milliseconds, so they get fewer pairs and only the first three rounds.
+    for (int round = 1; round <= rounds; ++round) {
+        for (Cell &c : cells) {
+            batch_ns(pooled, c.kind, c.size, 2000);
+            c.pooled.push_back(batch_ns(pooled, c.kind, c.size, 20000));
         }
+        for (Cell &c : cells)
+            if (vendor && c.kind == TIDAL_KIND_DEVICE) {
+                batch_ns(vendor, c.kind, c.size, 200);
+                c.vendor.push_back(batch_ns(vendor, c.kind, c.size, 2000));
+            }
+        for (Cell &c : cells)
+            if (round <= 3)
+                c.unpooled.push_back(batch_ns(raw, c.kind, c.size, c.kind == TIDAL_KIND_DEVICE ? 200 : 10));
+    }
+    pthread_setaffinity_np(pthread_self(), sizeof before, &before); // the scaling threads inherit it
+
+    const auto median_or_0 = [](const std::vector<double> &v) { return v.empty() ? 0.0 : tidal_bench::median(v); };
+    if (json)
+        std::printf("{\"runtime\": \"%s\", \"detail\": \"%s\", \"rounds\": %d, \"pinned_cpu\": %d, \"results\": [\n",
+                    sys.runtime, tidal_bench::json_escape(sys.runtime_detail).c_str(), rounds, cpu);
+    else
+        std::printf("runtime %s (%s)\nns per alloc+free pair, median of %d rounds%s\n\n%-9s %10s %10s %10s %12s %9s %9s\n",
+                    sys.runtime, sys.runtime_detail, rounds, cpu >= 0 ? ", pinned to one CPU" : "", "kind", "bytes",
+                    "tidal", "vendor", "unpooled", "vendor/x", "unpool/x");
+    bool first = true;
+    for (const Cell &c : cells) {
+        const double p = median_or_0(c.pooled), v = median_or_0(c.vendor), r = median_or_0(c.unpooled);
+        if (json) {
+            std::printf("%s  {\"kind\": \"%s\", \"bytes\": %zu, \"pooled_ns\": %.1f, ", first ? "" : ",\n",
+                        tidal_kind_name(c.kind), c.size, p);
+            if (v > 0)
+                std::printf("\"vendor_ns\": %.1f, ", v);
+            std::printf("\"unpooled_ns\": %.1f, \"pooled_rounds\": [", r);
+            for (size_t i = 0; i < c.pooled.size(); ++i)
+                std::printf("%s%.1f", i ? ", " : "", c.pooled[i]);
+            std::printf("]}");
+        } else {
+            char vcol[32] = "-", vratio[32] = "-";
+            if (v > 0) {
+                std::snprintf(vcol, sizeof vcol, "%.1f", v);
+                std::snprintf(vratio, sizeof vratio, "%.1fx", v / p);
+            }
+            std::printf("%-9s %10zu %10.1f %10s %12.1f %9s %8.0fx\n", tidal_kind_name(c.kind), c.size, p, vcol, r,
+                        vratio, r / p);
+        }
+        first = false;
+    }
     const double one = pairs_per_second(pooled, 4096, 1, 200000);
     const double many = pairs_per_second(pooled, 4096, threads, 200000);
     if (json)
@@ -127,6 +193,8 @@ int main(int argc, char **argv)
     else
         std::printf("\n4 KiB device pairs/s: 1 thread %.3g, %u threads %.3g (%.1fx)\n", one, threads, many, many / one);
     tidal_context_destroy(pooled);
+    if (vendor)
+        tidal_context_destroy(vendor);
     tidal_context_destroy(raw);
     return 0;
 }
