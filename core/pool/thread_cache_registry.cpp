@@ -37,11 +37,9 @@ ThreadCacheRegistry::~ThreadCacheRegistry()
         c->detach();
 }
 
-ThreadCache *ThreadCacheRegistry::attach()
+ThreadCache *ThreadCacheRegistry::attach_slow()
 {
     const uint64_t k = key();
-    if (ThreadCache *hot = ThreadCache::hot(); hot && hot->key() == k)
-        return hot;
     if (!enabled_ || ThreadCache::thread_exited())
         return nullptr;
     ThreadCache *c = ThreadCache::find(k);

@@ -41,7 +41,12 @@ public:
     // The calling thread's cache for this pool, created on first use and made hot, already
     // flushed if a flush was requested since its last use. nullptr when caches are off or the
     // thread is exiting. Throws std::bad_alloc.
-    ThreadCache *attach();
+    ThreadCache *attach()
+    {
+        if (ThreadCache *hot = ThreadCache::hot(); hot && hot->key() == key())
+            return hot;
+        return attach_slow();
+    }
     // Every thread flushes its cache at its next call into the pool (trim).
     void request_flush() noexcept;
     // Flushes the calling thread's cache now, if it has one (creates none).
@@ -55,6 +60,7 @@ public:
 
 private:
     static uint64_t next_pool_id() noexcept;
+    ThreadCache *attach_slow();
 
     SizeClassPool &small_;
     CoalescingPool &large_;
