@@ -208,6 +208,17 @@ int harness_contains_number(const char *text, long number)
     return 0;
 }
 
+void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = kind;
+    desc.hints = hints;
+    void *ptr = NULL;
+    assert_ok(tidal_alloc(ctx, size, &desc, &ptr));
+    assert_non_null(ptr);
+    return ptr;
+}
+
 static unsigned char pattern_byte(size_t index, unsigned seed)
 {
     /* Varies with the position so a shifted or overlapping buffer is noticed too. */

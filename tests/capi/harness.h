@@ -57,6 +57,10 @@ int harness_contains(const char *text, const char *needle, int ignore_case);
 /* 1 when `text` contains `number` as a whole decimal number (not part of a longer one). */
 int harness_contains_number(const char *text, long number);
 
+/* tidal_alloc of `kind` with `hints` and the rest of the descriptor at its defaults. Fails the
+ * test unless it returns TIDAL_OK and a pointer, so a test never goes on to use NULL. */
+void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints);
+
 /* Fills `size` bytes with a pattern derived from `seed`; 1 when they still hold it. */
 void harness_fill(void *ptr, size_t size, unsigned seed);
 int harness_holds(const void *ptr, size_t size, unsigned seed);

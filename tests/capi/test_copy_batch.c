@@ -32,11 +32,7 @@ static void *alloc_kind(tidal_context *ctx, int k, size_t size)
         assert_non_null(p);
         return p;
     }
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kinds[k];
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
+    return harness_alloc(ctx, kinds[k], size, 0);
 }
 
 static tidal_copy_item item_of(void *dst, const void *src, size_t size)

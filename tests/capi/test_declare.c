@@ -15,16 +15,6 @@
 /* 1 MiB pieces: an 8 MiB array is 8 units, moved in one coalesced call. */
 #define SIM_MIGRATION "runtime = \"sim\"\n[migration]\nchunk_size = \"1MiB\"\n"
 
-static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    desc.hints = hints;
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
-}
-
 static tidal_migration_stats stats_of(tidal_context *ctx)
 {
     tidal_migration_stats s = TIDAL_MIGRATION_STATS_INIT;
@@ -70,7 +60,7 @@ static void test_declaration_migrates_once_and_coalesces(void **state)
     tidal_context *ctx = harness_context(SIM_MIGRATION);
     void *stream = NULL;
     assert_ok(tidal_stream_create(ctx, 0, &stream));
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
     assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, 8 * MiB, 7, NULL, NULL));
     assert_ok(tidal_prefetch(ctx, p, 8 * MiB, TIDAL_DEVICE_HOST));
     const tidal_migration_stats before = stats_of(ctx);
@@ -111,8 +101,8 @@ static void test_lookahead_moves_ahead_and_the_phase_only_waits(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context(SIM_MIGRATION);
-    void *a = alloc_kind(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
-    void *b = alloc_kind(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
+    void *a = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
+    void *b = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
     assert_ok(declare1(ctx, NULL, a, 4 * MiB, TIDAL_ACCESS_READ, 0));
     assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
     const tidal_migration_stats ahead = stats_of(ctx);
@@ -134,7 +124,7 @@ static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, in
     assert_ok(tidal_budget_set(ctx, 0, 16 * MiB));
     void *arr[3];
     for (int i = 0; i < 3; ++i) {
-        arr[i] = alloc_kind(ctx, TIDAL_KIND_MANAGED, 8 * MiB, hints);
+        arr[i] = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, hints);
         assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, arr[i], 8 * MiB, 100 + (uint64_t)i, NULL, NULL));
         assert_ok(tidal_prefetch(ctx, arr[i], 8 * MiB, TIDAL_DEVICE_HOST));
     }
@@ -203,8 +193,8 @@ static void test_protected_ranges_over_budget_are_refused_with_nothing_moved(voi
     (void)state;
     tidal_context *ctx = harness_context(SIM_MIGRATION);
     assert_ok(tidal_budget_set(ctx, 0, 4 * MiB));
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
-    void *q = alloc_kind(ctx, TIDAL_KIND_MANAGED, 2 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
+    void *q = harness_alloc(ctx, TIDAL_KIND_MANAGED, 2 * MiB, 0);
     assert_status(declare1(ctx, NULL, p, 8 * MiB, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_BUDGET_EXCEEDED);
     assert_contains(tidal_last_error(), "budget");
     tidal_migration_stats s = stats_of(ctx);
@@ -228,8 +218,8 @@ static void test_protected_ranges_over_budget_are_refused_with_nothing_moved(voi
 static void test_memory_that_cannot_move_is_a_counted_noop(void **state)
 {
     tidal_context *ctx = *state;
-    void *d = alloc_kind(ctx, TIDAL_KIND_DEVICE, 1 * MiB, 0);
-    void *h = alloc_kind(ctx, TIDAL_KIND_PINNED, 1 * MiB, 0);
+    void *d = harness_alloc(ctx, TIDAL_KIND_DEVICE, 1 * MiB, 0);
+    void *h = harness_alloc(ctx, TIDAL_KIND_PINNED, 1 * MiB, 0);
     const uint64_t before = stats_of(ctx).noops;
     assert_ok(declare1(ctx, NULL, d, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
     assert_ok(declare1(ctx, NULL, h, 1 * MiB, TIDAL_ACCESS_READ, 0));
@@ -244,7 +234,7 @@ static void test_memory_that_cannot_move_is_a_counted_noop(void **state)
 static void test_bad_declarations_get_clear_statuses(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     int local = 0;
     assert_status(declare1(ctx, NULL, p, 1 * MiB, 0, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_contains(tidal_last_error(), "mode");
@@ -282,7 +272,7 @@ static void test_bad_declarations_get_clear_statuses(void **state)
 static void test_advice_is_applied_remembered_and_unset(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     tidal_range_info info = TIDAL_RANGE_INFO_INIT;
     assert_ok(tidal_advise(ctx, p, 1 * MiB, TIDAL_ADVICE_READ_MOSTLY | TIDAL_ADVICE_PREFERRED_HOST, 0));
     assert_ok(tidal_range_query(ctx, p, 1 * MiB, &info));
@@ -300,7 +290,7 @@ static void test_advice_is_applied_remembered_and_unset(void **state)
     /* Freed and reused from the pool: the next owner starts without the advice. */
     assert_ok(tidal_advise(ctx, p, 1 * MiB, TIDAL_ADVICE_READ_MOSTLY, 0));
     assert_ok(tidal_free(ctx, p));
-    void *q = alloc_kind(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    void *q = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     assert_ptr_equal(q, p);
     assert_ok(tidal_range_query(ctx, q, 1 * MiB, &info));
     assert_int_equal(info.read_mostly, 0);
@@ -378,7 +368,7 @@ static void test_lookahead_overlaps_transfer_and_compute(void **state)
     assert_ok(tidal_stream_create(ctx, 0, &s));
     enum { CHUNKS = 8 };
     const size_t chunk = 8 * MiB;
-    void *data = alloc_kind(ctx, TIDAL_KIND_MANAGED, CHUNKS * chunk, 0);
+    void *data = harness_alloc(ctx, TIDAL_KIND_MANAGED, CHUNKS * chunk, 0);
     const uint64_t spin_ns = 200000; /* 8 MiB at 45.8 GB/s is ~183 us */
     double t0 = 0, t1 = 0;
     assert_ok(tidal_clock(ctx, &t0));

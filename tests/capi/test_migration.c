@@ -12,15 +12,6 @@
 
 enum { SIZE = 8 << 20 };
 
-static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
-}
-
 static tidal_status check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source, size_t size,
                           uint64_t seed, uint64_t *result)
 {
@@ -46,7 +37,7 @@ static void expect_location(tidal_context *ctx, void *p, int32_t where)
 static void test_managed_round_trip_keeps_data_and_attributes(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     uint64_t bad = 99;
     assert_ok(check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, SIZE, 42, NULL));
     for (int round = 0; round < 2; ++round) {
@@ -72,7 +63,7 @@ static void test_prefetch_of_unmovable_kinds_is_a_noop(void **state)
     tidal_context *ctx = *state;
     const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_PINNED, TIDAL_KIND_PAGEABLE};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
-        void *p = alloc_kind(ctx, kinds[i], SIZE);
+        void *p = harness_alloc(ctx, kinds[i], SIZE, 0);
         assert_ok(tidal_prefetch(ctx, p, SIZE, 0));
         assert_ok(tidal_prefetch(ctx, (char *)p + 4096, 4096, TIDAL_DEVICE_HOST));
         tidal_range_info info = TIDAL_RANGE_INFO_INIT;
@@ -85,7 +76,7 @@ static void test_prefetch_of_unmovable_kinds_is_a_noop(void **state)
 static void test_prefetch_errors(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     int local = 0;
     assert_status(tidal_prefetch(NULL, p, SIZE, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_status(tidal_prefetch(ctx, NULL, SIZE, 0), TIDAL_ERROR_INVALID_ARGUMENT);
@@ -108,7 +99,7 @@ static void test_prefetch_beyond_capacity_is_out_of_memory(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"4MiB\"\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     assert_status(tidal_prefetch(ctx, p, SIZE, 0), TIDAL_ERROR_OUT_OF_MEMORY);
     assert_last_error_contains("hipErrorOutOfMemory (2)");
     assert_ok(tidal_prefetch(ctx, p, 2 << 20, 0)); /* half of it fits */
@@ -119,9 +110,9 @@ static void test_prefetch_beyond_capacity_is_out_of_memory(void **state)
 static void test_checks_copy_triad_atomics(void **state)
 {
     tidal_context *ctx = *state;
-    double *a = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
-    double *b = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
-    double *c = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
+    double *a = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
+    double *b = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
+    double *c = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
     const size_t n = SIZE / sizeof(double);
     for (size_t i = 0; i < n; ++i) { /* simulated device memory is host memory */
         b[i] = (double)i;
@@ -140,7 +131,7 @@ static void test_checks_copy_triad_atomics(void **state)
     assert_ok(tidal_check_run(ctx, &t));
     assert_true(t.elapsed_ms > 0.0);
     assert_true(a[12345] == 12345.0 + 6.0);
-    uint64_t *counters = alloc_kind(ctx, TIDAL_KIND_PINNED, 8192);
+    uint64_t *counters = harness_alloc(ctx, TIDAL_KIND_PINNED, 8192, 0);
     memset(counters, 0, 8192);
     assert_ok(check(ctx, TIDAL_CHECK_ATOMIC_ADD, counters, NULL, 8192, 7, NULL));
     for (size_t i = 0; i < 1024; ++i)
@@ -156,7 +147,7 @@ static void test_checks_copy_triad_atomics(void **state)
 static void test_check_errors(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
     assert_status(tidal_check_run(ctx, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_status(check(ctx, (tidal_check_kind)99, p, NULL, SIZE, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 0, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
@@ -180,7 +171,7 @@ static void test_check_errors(void **state)
 static void test_device_touching_pageable_memory_is_illegal(void **state)
 {
     tidal_context *ctx = *state; /* the default profile is an H200: no pageable access */
-    void *p = alloc_kind(ctx, TIDAL_KIND_PAGEABLE, 1 << 20);
+    void *p = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, 1 << 20, 0);
     assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL), TIDAL_ERROR_ILLEGAL_ACCESS);
     assert_last_error_contains("hipErrorIllegalAddress (700)");
     assert_ok(tidal_free(ctx, p));
@@ -191,7 +182,7 @@ static void test_injected_kernel_fault_is_reported(void **state)
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[[sim.fault]]\noperation = \"kernel\"\nnth = 2\n"
                                          "error = \"hipErrorIllegalAddress\"\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 1 << 20);
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 1 << 20, 0);
     assert_ok(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL));
     assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL), TIDAL_ERROR_ILLEGAL_ACCESS);
     assert_ok(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL));
