@@ -219,6 +219,29 @@ void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t h
     return ptr;
 }
 
+tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source,
+                           size_t size, uint64_t seed, void *stream, uint64_t *result)
+{
+    tidal_check check = TIDAL_CHECK_INIT;
+    check.kind = kind;
+    check.target = target;
+    check.source = source;
+    check.size = size;
+    check.seed = seed;
+    check.stream = stream;
+    tidal_status status = tidal_check_run(ctx, &check);
+    if (result != NULL)
+        *result = check.result;
+    return status;
+}
+
+int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size)
+{
+    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+    assert_ok(tidal_range_query(ctx, ptr, size, &info));
+    return info.last_prefetch_location;
+}
+
 static unsigned char pattern_byte(size_t index, unsigned seed)
 {
     /* Varies with the position so a shifted or overlapping buffer is noticed too. */

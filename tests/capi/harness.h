@@ -61,6 +61,15 @@ int harness_contains_number(const char *text, long number);
  * test unless it returns TIDAL_OK and a pointer, so a test never goes on to use NULL. */
 void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints);
 
+/* One tidal_check_run with the fields the simulated-device tests set (NULL for an operand or
+ * stream they do not use). *result, when asked for, gets the kernel's result whatever the
+ * status, so a test can look at both. */
+tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source,
+                           size_t size, uint64_t seed, void *stream, uint64_t *result);
+
+/* tidal_range_info.last_prefetch_location of [ptr, ptr + size); fails the test when the query fails. */
+int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size);
+
 /* Fills `size` bytes with a pattern derived from `seed`; 1 when they still hold it. */
 void harness_fill(void *ptr, size_t size, unsigned seed);
 int harness_holds(const void *ptr, size_t size, unsigned seed);

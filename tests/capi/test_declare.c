@@ -32,28 +32,6 @@ static tidal_status declare1(tidal_context *ctx, void *stream, void *p, size_t s
     return tidal_declare(ctx, stream, &a, 1, flags);
 }
 
-static int32_t location_of(tidal_context *ctx, void *p, size_t size)
-{
-    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
-    assert_ok(tidal_range_query(ctx, p, size, &info));
-    return info.last_prefetch_location;
-}
-
-static tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, void *target, size_t size, uint64_t seed,
-                              void *stream, uint64_t *result)
-{
-    tidal_check c = TIDAL_CHECK_INIT;
-    c.kind = kind;
-    c.target = target;
-    c.size = size;
-    c.seed = seed;
-    c.stream = stream;
-    tidal_status s = tidal_check_run(ctx, &c);
-    if (result)
-        *result = c.result;
-    return s;
-}
-
 static void test_declaration_migrates_once_and_coalesces(void **state)
 {
     (void)state;
@@ -61,7 +39,7 @@ static void test_declaration_migrates_once_and_coalesces(void **state)
     void *stream = NULL;
     assert_ok(tidal_stream_create(ctx, 0, &stream));
     void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
-    assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, 8 * MiB, 7, NULL, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, 8 * MiB, 7, NULL, NULL));
     assert_ok(tidal_prefetch(ctx, p, 8 * MiB, TIDAL_DEVICE_HOST));
     const tidal_migration_stats before = stats_of(ctx);
 
@@ -72,11 +50,11 @@ static void test_declaration_migrates_once_and_coalesces(void **state)
     assert_int_equal(s.resident_bytes, 8 * MiB);
     assert_int_equal(s.protected_bytes, 8 * MiB);
     assert_int_equal(s.declared_ranges - before.declared_ranges, 1);
-    assert_int_equal(location_of(ctx, p, 8 * MiB), 0);
+    assert_int_equal(harness_prefetch_location(ctx, p, 8 * MiB), 0);
 
     /* The kernel runs on the caller's stream after the migration; the data is intact. */
     uint64_t bad = 1;
-    assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, 8 * MiB, 7, stream, &bad));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, 8 * MiB, 7, stream, &bad));
     assert_int_equal(bad, 0);
 
     /* Declared again: resident already, nothing moves. */
@@ -107,7 +85,7 @@ static void test_lookahead_moves_ahead_and_the_phase_only_waits(void **state)
     assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
     const tidal_migration_stats ahead = stats_of(ctx);
     assert_int_equal(ahead.migrated_bytes, 8 * MiB); /* b moved already */
-    assert_int_equal(location_of(ctx, b, 4 * MiB), 0);
+    assert_int_equal(harness_prefetch_location(ctx, b, 4 * MiB), 0);
     assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, 0));
     const tidal_migration_stats then = stats_of(ctx);
     assert_int_equal(then.migrated_bytes, ahead.migrated_bytes);
@@ -125,7 +103,7 @@ static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, in
     void *arr[3];
     for (int i = 0; i < 3; ++i) {
         arr[i] = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, hints);
-        assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, arr[i], 8 * MiB, 100 + (uint64_t)i, NULL, NULL));
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, arr[i], NULL, 8 * MiB, 100 + (uint64_t)i, NULL, NULL));
         assert_ok(tidal_prefetch(ctx, arr[i], 8 * MiB, TIDAL_DEVICE_HOST));
     }
     for (int round = 0; round < 6; ++round) {
@@ -133,8 +111,9 @@ static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, in
         assert_ok(declare1(ctx, NULL, p, 8 * MiB, mode, 0));
         tidal_migration_stats s = stats_of(ctx);
         assert_true(s.resident_bytes <= 16 * MiB);
+        const uint64_t seed = 100 + (uint64_t)(round % 3);
         uint64_t bad = 1;
-        assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, 8 * MiB, 100 + (uint64_t)(round % 3), NULL, &bad));
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, 8 * MiB, seed, NULL, &bad));
         assert_int_equal(bad, 0);
     }
     tidal_migration_stats s = stats_of(ctx);
@@ -418,7 +397,7 @@ static void test_xnack_policy_follows_the_device(void **state)
         assert_string_equal(info.placed_by, "xnack");
         /* Either way a declaration is safe and the kernel reaches the data. */
         assert_ok(declare1(ctx, NULL, p, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
-        assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, 1 * MiB, 3, NULL, NULL));
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, 1 * MiB, 3, NULL, NULL));
         assert_ok(tidal_free(ctx, p));
         assert_ok(tidal_context_destroy(ctx));
     }

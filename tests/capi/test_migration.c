@@ -12,48 +12,26 @@
 
 enum { SIZE = 8 << 20 };
 
-static tidal_status check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source, size_t size,
-                          uint64_t seed, uint64_t *result)
-{
-    tidal_check c = TIDAL_CHECK_INIT;
-    c.kind = kind;
-    c.target = target;
-    c.source = source;
-    c.size = size;
-    c.seed = seed;
-    tidal_status s = tidal_check_run(ctx, &c);
-    if (result)
-        *result = c.result;
-    return s;
-}
-
-static void expect_location(tidal_context *ctx, void *p, int32_t where)
-{
-    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
-    assert_ok(tidal_range_query(ctx, p, SIZE, &info));
-    assert_int_equal(info.last_prefetch_location, where);
-}
-
 static void test_managed_round_trip_keeps_data_and_attributes(void **state)
 {
     tidal_context *ctx = *state;
     void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     uint64_t bad = 99;
-    assert_ok(check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, SIZE, 42, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, SIZE, 42, NULL, NULL));
     for (int round = 0; round < 2; ++round) {
         assert_ok(tidal_prefetch(ctx, p, SIZE, TIDAL_DEVICE_HOST));
-        expect_location(ctx, p, TIDAL_DEVICE_HOST);
+        assert_int_equal(harness_prefetch_location(ctx, p, SIZE), TIDAL_DEVICE_HOST);
         assert_ok(tidal_prefetch(ctx, p, SIZE, 0));
-        expect_location(ctx, p, 0);
-        assert_ok(check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, &bad));
+        assert_int_equal(harness_prefetch_location(ctx, p, SIZE), 0);
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, NULL, &bad));
         assert_int_equal(bad, 0);
     }
     /* A wrong seed is detected: the check can fail. */
-    assert_ok(check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 43, &bad));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 43, NULL, &bad));
     assert_int_equal(bad, SIZE / 8);
     /* One corrupted word is found. */
     ((uint64_t *)p)[1000] ^= 1;
-    assert_ok(check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, &bad));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, NULL, &bad));
     assert_int_equal(bad, 1);
     assert_ok(tidal_free(ctx, p));
 }
@@ -118,7 +96,7 @@ static void test_checks_copy_triad_atomics(void **state)
         b[i] = (double)i;
         c[i] = 2.0;
     }
-    assert_ok(check(ctx, TIDAL_CHECK_COPY, a, b, SIZE, 0, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_COPY, a, b, SIZE, 0, NULL, NULL));
     assert_true(memcmp(a, b, SIZE) == 0);
     tidal_check t = TIDAL_CHECK_INIT;
     t.kind = TIDAL_CHECK_TRIAD;
@@ -133,10 +111,10 @@ static void test_checks_copy_triad_atomics(void **state)
     assert_true(a[12345] == 12345.0 + 6.0);
     uint64_t *counters = harness_alloc(ctx, TIDAL_KIND_PINNED, 8192, 0);
     memset(counters, 0, 8192);
-    assert_ok(check(ctx, TIDAL_CHECK_ATOMIC_ADD, counters, NULL, 8192, 7, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_ATOMIC_ADD, counters, NULL, 8192, 7, NULL, NULL));
     for (size_t i = 0; i < 1024; ++i)
         assert_int_equal(counters[i], 7);
-    assert_ok(check(ctx, TIDAL_CHECK_RUNTIME_COPY, counters, a, 8192, 0, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_RUNTIME_COPY, counters, a, 8192, 0, NULL, NULL));
     assert_true(memcmp(counters, a, 8192) == 0);
     tidal_free(ctx, counters);
     tidal_free(ctx, a);
@@ -149,13 +127,20 @@ static void test_check_errors(void **state)
     tidal_context *ctx = *state;
     void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
     assert_status(tidal_check_run(ctx, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, (tidal_check_kind)99, p, NULL, SIZE, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 0, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 12, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, (char *)p + 4, NULL, 8, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, NULL, NULL, 8, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_COPY, p, NULL, SIZE, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, SIZE + 8, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, (tidal_check_kind)99, p, NULL, SIZE, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 0, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 12, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, (char *)p + 4, NULL, 8, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, NULL, NULL, 8, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_COPY, p, NULL, SIZE, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, SIZE + 8, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
     assert_last_error_contains("past the end");
     tidal_check c = TIDAL_CHECK_INIT;
     c.target = p;
@@ -172,7 +157,8 @@ static void test_device_touching_pageable_memory_is_illegal(void **state)
 {
     tidal_context *ctx = *state; /* the default profile is an H200: no pageable access */
     void *p = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, 1 << 20, 0);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL), TIDAL_ERROR_ILLEGAL_ACCESS);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL),
+                  TIDAL_ERROR_ILLEGAL_ACCESS);
     assert_last_error_contains("hipErrorIllegalAddress (700)");
     assert_ok(tidal_free(ctx, p));
 }
@@ -183,9 +169,10 @@ static void test_injected_kernel_fault_is_reported(void **state)
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[[sim.fault]]\noperation = \"kernel\"\nnth = 2\n"
                                          "error = \"hipErrorIllegalAddress\"\n");
     void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 1 << 20, 0);
-    assert_ok(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL));
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL), TIDAL_ERROR_ILLEGAL_ACCESS);
-    assert_ok(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL));
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL),
+                  TIDAL_ERROR_ILLEGAL_ACCESS);
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL));
     assert_ok(tidal_free(ctx, p));
     assert_ok(tidal_context_destroy(ctx));
 }
