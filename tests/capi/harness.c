@@ -128,6 +128,24 @@ tidal_context *harness_context_format(const char *format, ...)
     return ctx;
 }
 
+char *harness_context_fails(const char *toml, tidal_status expected)
+{
+    /* Not NULL, so a failure that forgets to reset *out is caught. */
+    tidal_context *ctx = (tidal_context *)(uintptr_t)0x10;
+    tidal_status status = tidal_context_create_from_string(toml, &ctx);
+    char *message = harness_format("%s", tidal_last_error());
+    if (status != expected) {
+        if (status == TIDAL_OK)
+            tidal_context_destroy(ctx);
+        print_error("creating a context from\n%s\nreturned %s, expected %s; message: \"%s\"\n", toml,
+                    tidal_status_name(status), tidal_status_name(expected), message);
+        free(message);
+        fail();
+    }
+    assert_null(ctx);
+    return message;
+}
+
 char *harness_temp_dir(void)
 {
     const char *base = getenv("TMPDIR");

@@ -45,6 +45,11 @@ tidal_context *harness_context_format(const char *format, ...)
 #endif
     ;
 
+/* Context creation from TOML text must fail with `expected` and leave the context NULL; fails
+ * the test (showing the text and the message) otherwise. Returns a copy of tidal_last_error(),
+ * which the next tidal call would replace; the caller frees it. */
+char *harness_context_fails(const char *toml, tidal_status expected);
+
 /* A fresh private folder under $TMPDIR (or /tmp); the caller frees the string. */
 char *harness_temp_dir(void);
 /* Writes `contents` to dir/name; returns the new file's path (caller frees). */
