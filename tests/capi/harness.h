@@ -85,6 +85,8 @@ int harness_holds(const void *ptr, size_t size, unsigned seed);
 /* cmocka setup/teardown storing a HARNESS_SIM_CONFIG context in *state. */
 int harness_setup_sim(void **state);
 int harness_teardown_context(void **state);
+/* A cmocka test entry whose *state is a fresh HARNESS_SIM_CONFIG context, destroyed after it. */
+#define HARNESS_SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
 
 void harness_fail_status(const char *file, int line, const char *call, tidal_status got,
                          tidal_status expected, const char *last_error);

@@ -152,16 +152,14 @@ static void test_bad_copy_settings(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_every_kind_and_size),
+        HARNESS_SIM_TEST(test_every_kind_and_size),
         cmocka_unit_test(test_many_small_chunks),
-        SIM_TEST(test_device_to_device_and_async),
-        SIM_TEST(test_registered_memory),
-        SIM_TEST(test_copy_errors),
+        HARNESS_SIM_TEST(test_device_to_device_and_async),
+        HARNESS_SIM_TEST(test_registered_memory),
+        HARNESS_SIM_TEST(test_copy_errors),
         cmocka_unit_test(test_runtime_failure_mid_copy_leaves_engine_usable),
         cmocka_unit_test(test_bad_copy_settings),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,16 +109,14 @@ static void test_free_then_reuse(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_free_null_pointer),
-        SIM_TEST(test_free_null_context),
-        SIM_TEST(test_double_free),
-        SIM_TEST(test_free_foreign_pointer),
-        SIM_TEST(test_free_interior_pointer),
-        SIM_TEST(test_free_interior_pointer_names_the_base),
-        SIM_TEST(test_free_then_reuse),
+        HARNESS_SIM_TEST(test_free_null_pointer),
+        HARNESS_SIM_TEST(test_free_null_context),
+        HARNESS_SIM_TEST(test_double_free),
+        HARNESS_SIM_TEST(test_free_foreign_pointer),
+        HARNESS_SIM_TEST(test_free_interior_pointer),
+        HARNESS_SIM_TEST(test_free_interior_pointer_names_the_base),
+        HARNESS_SIM_TEST(test_free_then_reuse),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,17 +180,15 @@ static void test_injected_kernel_fault_is_reported(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_managed_round_trip_keeps_data_and_attributes),
-        SIM_TEST(test_prefetch_of_unmovable_kinds_is_a_noop),
-        SIM_TEST(test_prefetch_errors),
+        HARNESS_SIM_TEST(test_managed_round_trip_keeps_data_and_attributes),
+        HARNESS_SIM_TEST(test_prefetch_of_unmovable_kinds_is_a_noop),
+        HARNESS_SIM_TEST(test_prefetch_errors),
         cmocka_unit_test(test_prefetch_beyond_capacity_is_out_of_memory),
-        SIM_TEST(test_checks_copy_triad_atomics),
-        SIM_TEST(test_check_errors),
-        SIM_TEST(test_device_touching_pageable_memory_is_illegal),
+        HARNESS_SIM_TEST(test_checks_copy_triad_atomics),
+        HARNESS_SIM_TEST(test_check_errors),
+        HARNESS_SIM_TEST(test_device_touching_pageable_memory_is_illegal),
         cmocka_unit_test(test_injected_kernel_fault_is_reported),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

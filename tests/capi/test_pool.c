@@ -180,16 +180,14 @@ static void test_vendor_backend_needs_a_stream_ordered_pool(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_reuse_without_runtime_calls),
+        HARNESS_SIM_TEST(test_reuse_without_runtime_calls),
         cmocka_unit_test(test_device_memory_returns_to_the_runtime_on_trim),
         cmocka_unit_test(test_pool_switched_off),
-        SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
-        SIM_TEST(test_pool_errors),
+        HARNESS_SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
+        HARNESS_SIM_TEST(test_pool_errors),
         cmocka_unit_test(test_thread_caches_can_be_switched_off),
         cmocka_unit_test(test_vendor_backend_needs_a_stream_ordered_pool),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
