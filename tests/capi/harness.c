@@ -120,10 +120,7 @@ tidal_context *harness_context_format(const char *format, ...)
     va_start(args, format);
     char *toml = vformat(format, args);
     va_end(args);
-    tidal_context *ctx = NULL;
-    tidal_status status = tidal_context_create_from_string(toml, &ctx);
-    if (status != TIDAL_OK || ctx == NULL)
-        report_create_failure(status, toml); /* leaks `toml`: the test is over */
+    tidal_context *ctx = harness_context(toml); /* leaks `toml` when it fails: the test is over */
     free(toml);
     return ctx;
 }
