@@ -120,12 +120,27 @@ tidal_context *harness_context_format(const char *format, ...)
     va_start(args, format);
     char *toml = vformat(format, args);
     va_end(args);
-    tidal_context *ctx = NULL;
-    tidal_status status = tidal_context_create_from_string(toml, &ctx);
-    if (status != TIDAL_OK || ctx == NULL)
-        report_create_failure(status, toml); /* leaks `toml`: the test is over */
+    tidal_context *ctx = harness_context(toml); /* leaks `toml` when it fails: the test is over */
     free(toml);
     return ctx;
+}
+
+char *harness_context_fails(const char *toml, tidal_status expected)
+{
+    /* Not NULL, so a failure that forgets to reset *out is caught. */
+    tidal_context *ctx = (tidal_context *)(uintptr_t)0x10;
+    tidal_status status = tidal_context_create_from_string(toml, &ctx);
+    char *message = harness_format("%s", tidal_last_error());
+    if (status != expected) {
+        if (status == TIDAL_OK)
+            tidal_context_destroy(ctx);
+        print_error("creating a context from\n%s\nreturned %s, expected %s; message: \"%s\"\n", toml,
+                    tidal_status_name(status), tidal_status_name(expected), message);
+        free(message);
+        fail();
+    }
+    assert_null(ctx);
+    return message;
 }
 
 char *harness_temp_dir(void)
@@ -206,6 +221,40 @@ int harness_contains_number(const char *text, long number)
             return 1;
     }
     return 0;
+}
+
+void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = kind;
+    desc.hints = hints;
+    void *ptr = NULL;
+    assert_ok(tidal_alloc(ctx, size, &desc, &ptr));
+    assert_non_null(ptr);
+    return ptr;
+}
+
+tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source,
+                           size_t size, uint64_t seed, void *stream, uint64_t *result)
+{
+    tidal_check check = TIDAL_CHECK_INIT;
+    check.kind = kind;
+    check.target = target;
+    check.source = source;
+    check.size = size;
+    check.seed = seed;
+    check.stream = stream;
+    tidal_status status = tidal_check_run(ctx, &check);
+    if (result != NULL)
+        *result = check.result;
+    return status;
+}
+
+int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size)
+{
+    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+    assert_ok(tidal_range_query(ctx, ptr, size, &info));
+    return info.last_prefetch_location;
 }
 
 static unsigned char pattern_byte(size_t index, unsigned seed)

@@ -45,6 +45,11 @@ tidal_context *harness_context_format(const char *format, ...)
 #endif
     ;
 
+/* Context creation from TOML text must fail with `expected` and leave the context NULL; fails
+ * the test (showing the text and the message) otherwise. Returns a copy of tidal_last_error(),
+ * which the next tidal call would replace; the caller frees it. */
+char *harness_context_fails(const char *toml, tidal_status expected);
+
 /* A fresh private folder under $TMPDIR (or /tmp); the caller frees the string. */
 char *harness_temp_dir(void);
 /* Writes `contents` to dir/name; returns the new file's path (caller frees). */
@@ -57,6 +62,19 @@ int harness_contains(const char *text, const char *needle, int ignore_case);
 /* 1 when `text` contains `number` as a whole decimal number (not part of a longer one). */
 int harness_contains_number(const char *text, long number);
 
+/* tidal_alloc of `kind` with `hints` and the rest of the descriptor at its defaults. Fails the
+ * test unless it returns TIDAL_OK and a pointer, so a test never goes on to use NULL. */
+void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints);
+
+/* One tidal_check_run with the fields the simulated-device tests set (NULL for an operand or
+ * stream they do not use). *result, when asked for, gets the kernel's result whatever the
+ * status, so a test can look at both. */
+tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source,
+                           size_t size, uint64_t seed, void *stream, uint64_t *result);
+
+/* tidal_range_info.last_prefetch_location of [ptr, ptr + size); fails the test when the query fails. */
+int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size);
+
 /* Fills `size` bytes with a pattern derived from `seed`; 1 when they still hold it. */
 void harness_fill(void *ptr, size_t size, unsigned seed);
 int harness_holds(const void *ptr, size_t size, unsigned seed);
@@ -67,6 +85,8 @@ int harness_holds(const void *ptr, size_t size, unsigned seed);
 /* cmocka setup/teardown storing a HARNESS_SIM_CONFIG context in *state. */
 int harness_setup_sim(void **state);
 int harness_teardown_context(void **state);
+/* A cmocka test entry whose *state is a fresh HARNESS_SIM_CONFIG context, destroyed after it. */
+#define HARNESS_SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
 
 void harness_fail_status(const char *file, int line, const char *call, tidal_status got,
                          tidal_status expected, const char *last_error);

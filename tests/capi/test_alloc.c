@@ -336,32 +336,30 @@ static void test_alloc_distinct_pointers(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_alloc_every_kind),
-        SIM_TEST(test_alloc_desc_null),
+        HARNESS_SIM_TEST(test_alloc_every_kind),
+        HARNESS_SIM_TEST(test_alloc_desc_null),
         cmocka_unit_test(test_alloc_null_context),
-        SIM_TEST(test_alloc_null_out),
-        SIM_TEST(test_alloc_size_zero),
-        SIM_TEST(test_alloc_size_max_is_out_of_memory),
-        SIM_TEST(test_alloc_alignment_not_power_of_two),
-        SIM_TEST(test_alloc_alignment_honoured),
-        SIM_TEST(test_alloc_alignment_above_one_gib),
-        SIM_TEST(test_alloc_unknown_hint_bit),
-        SIM_TEST(test_alloc_every_known_hint),
-        SIM_TEST(test_alloc_tag_length),
-        SIM_TEST(test_alloc_tag_is_copied),
-        SIM_TEST(test_alloc_struct_size_too_small),
-        SIM_TEST(test_alloc_bad_kind),
-        SIM_TEST(test_alloc_device_out_of_range),
-        SIM_TEST(test_alloc_negative_device),
+        HARNESS_SIM_TEST(test_alloc_null_out),
+        HARNESS_SIM_TEST(test_alloc_size_zero),
+        HARNESS_SIM_TEST(test_alloc_size_max_is_out_of_memory),
+        HARNESS_SIM_TEST(test_alloc_alignment_not_power_of_two),
+        HARNESS_SIM_TEST(test_alloc_alignment_honoured),
+        HARNESS_SIM_TEST(test_alloc_alignment_above_one_gib),
+        HARNESS_SIM_TEST(test_alloc_unknown_hint_bit),
+        HARNESS_SIM_TEST(test_alloc_every_known_hint),
+        HARNESS_SIM_TEST(test_alloc_tag_length),
+        HARNESS_SIM_TEST(test_alloc_tag_is_copied),
+        HARNESS_SIM_TEST(test_alloc_struct_size_too_small),
+        HARNESS_SIM_TEST(test_alloc_bad_kind),
+        HARNESS_SIM_TEST(test_alloc_device_out_of_range),
+        HARNESS_SIM_TEST(test_alloc_negative_device),
         cmocka_unit_test(test_alloc_explicit_device_on_two_devices),
-        SIM_TEST(test_alloc_fine_grained_on_nvidia),
+        HARNESS_SIM_TEST(test_alloc_fine_grained_on_nvidia),
         cmocka_unit_test(test_alloc_beyond_capacity),
         cmocka_unit_test(test_alloc_capacity_is_returned_by_free),
         cmocka_unit_test(test_alloc_injected_fault),
-        SIM_TEST(test_alloc_distinct_pointers),
+        HARNESS_SIM_TEST(test_alloc_distinct_pointers),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

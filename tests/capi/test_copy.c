@@ -11,15 +11,6 @@
 
 #include "harness.h"
 
-static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
-}
-
 /* pageable -> kind -> pageable, checking the bytes arrive intact. */
 static void round_trip(tidal_context *ctx, tidal_kind kind, size_t size, void *stream)
 {
@@ -28,7 +19,7 @@ static void round_trip(tidal_context *ctx, tidal_kind kind, size_t size, void *s
     assert_non_null(back);
     harness_fill(src, size, (unsigned)size);
     memset(back, 0, size);
-    void *mid = alloc_kind(ctx, kind, size);
+    void *mid = harness_alloc(ctx, kind, size, 0);
     if (stream) {
         assert_ok(tidal_copy_async(ctx, mid, src, size, stream));
         assert_ok(tidal_copy_async(ctx, back, mid, size, stream));
@@ -70,7 +61,8 @@ static void test_device_to_device_and_async(void **state)
 {
     tidal_context *ctx = *state;
     const size_t size = 3u << 20;
-    unsigned char *a = alloc_kind(ctx, TIDAL_KIND_DEVICE, size), *b = alloc_kind(ctx, TIDAL_KIND_DEVICE, size);
+    unsigned char *a = harness_alloc(ctx, TIDAL_KIND_DEVICE, size, 0);
+    unsigned char *b = harness_alloc(ctx, TIDAL_KIND_DEVICE, size, 0);
     harness_fill(a, size, 9); /* simulated device memory is host memory */
     void *stream = NULL;
     assert_ok(tidal_stream_create(ctx, 0, &stream));
@@ -93,7 +85,7 @@ static void test_registered_memory(void **state)
     assert_ok(tidal_register(ctx, user, size));
     assert_status(tidal_register(ctx, user + 4096, 4096), TIDAL_ERROR_INVALID_ARGUMENT); /* overlaps */
     assert_last_error_contains("overlap");
-    void *dev = alloc_kind(ctx, TIDAL_KIND_DEVICE, size);
+    void *dev = harness_alloc(ctx, TIDAL_KIND_DEVICE, size, 0);
     assert_ok(tidal_copy(ctx, dev, user, size));
     memset(user, 0, size);
     assert_ok(tidal_copy(ctx, user, dev, size));
@@ -101,7 +93,7 @@ static void test_registered_memory(void **state)
     assert_status(tidal_unregister(ctx, user + 1), TIDAL_ERROR_UNKNOWN_POINTER);
     assert_ok(tidal_unregister(ctx, user));
     assert_status(tidal_unregister(ctx, user), TIDAL_ERROR_UNKNOWN_POINTER);
-    void *pinned = alloc_kind(ctx, TIDAL_KIND_PINNED, 4096);
+    void *pinned = harness_alloc(ctx, TIDAL_KIND_PINNED, 4096, 0);
     assert_status(tidal_register(ctx, pinned, 4096), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_last_error_contains("needs no registration");
     assert_status(tidal_register(ctx, user, 0), TIDAL_ERROR_INVALID_ARGUMENT);
@@ -136,7 +128,7 @@ static void test_runtime_failure_mid_copy_leaves_engine_usable(void **state)
     unsigned char *src = malloc(size);
     assert_non_null(src);
     harness_fill(src, size, 3);
-    void *dev = alloc_kind(ctx, TIDAL_KIND_DEVICE, size);
+    void *dev = harness_alloc(ctx, TIDAL_KIND_DEVICE, size, 0);
     assert_status(tidal_copy(ctx, dev, src, size), TIDAL_ERROR_OUT_OF_MEMORY);
     assert_last_error_contains("hipErrorOutOfMemory (2)");
     assert_ok(tidal_copy(ctx, dev, src, size));
@@ -160,16 +152,14 @@ static void test_bad_copy_settings(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_every_kind_and_size),
+        HARNESS_SIM_TEST(test_every_kind_and_size),
         cmocka_unit_test(test_many_small_chunks),
-        SIM_TEST(test_device_to_device_and_async),
-        SIM_TEST(test_registered_memory),
-        SIM_TEST(test_copy_errors),
+        HARNESS_SIM_TEST(test_device_to_device_and_async),
+        HARNESS_SIM_TEST(test_registered_memory),
+        HARNESS_SIM_TEST(test_copy_errors),
         cmocka_unit_test(test_runtime_failure_mid_copy_leaves_engine_usable),
         cmocka_unit_test(test_bad_copy_settings),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,11 +32,7 @@ static void *alloc_kind(tidal_context *ctx, int k, size_t size)
         assert_non_null(p);
         return p;
     }
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kinds[k];
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
+    return harness_alloc(ctx, kinds[k], size, 0);
 }
 
 static tidal_copy_item item_of(void *dst, const void *src, size_t size)
@@ -383,18 +379,16 @@ static void test_threads(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_every_direction_and_kind),
+        HARNESS_SIM_TEST(test_every_direction_and_kind),
         cmocka_unit_test(test_pinned_ends_staged_or_in_place),
         cmocka_unit_test(test_many_waves),
-        SIM_TEST(test_zero_count_and_zero_sizes),
-        SIM_TEST(test_bad_input_copies_nothing),
-        SIM_TEST(test_batch_is_cheaper_on_the_sim_clock),
+        HARNESS_SIM_TEST(test_zero_count_and_zero_sizes),
+        HARNESS_SIM_TEST(test_bad_input_copies_nothing),
+        HARNESS_SIM_TEST(test_batch_is_cheaper_on_the_sim_clock),
         cmocka_unit_test(test_kernel_failure_loses_nothing),
         cmocka_unit_test(test_two_devices),
-        SIM_TEST(test_threads),
+        HARNESS_SIM_TEST(test_threads),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,16 +15,6 @@
 /* 1 MiB pieces: an 8 MiB array is 8 units, moved in one coalesced call. */
 #define SIM_MIGRATION "runtime = \"sim\"\n[migration]\nchunk_size = \"1MiB\"\n"
 
-static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    desc.hints = hints;
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
-}
-
 static tidal_migration_stats stats_of(tidal_context *ctx)
 {
     tidal_migration_stats s = TIDAL_MIGRATION_STATS_INIT;
@@ -42,36 +32,14 @@ static tidal_status declare1(tidal_context *ctx, void *stream, void *p, size_t s
     return tidal_declare(ctx, stream, &a, 1, flags);
 }
 
-static int32_t location_of(tidal_context *ctx, void *p, size_t size)
-{
-    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
-    assert_ok(tidal_range_query(ctx, p, size, &info));
-    return info.last_prefetch_location;
-}
-
-static tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, void *target, size_t size, uint64_t seed,
-                              void *stream, uint64_t *result)
-{
-    tidal_check c = TIDAL_CHECK_INIT;
-    c.kind = kind;
-    c.target = target;
-    c.size = size;
-    c.seed = seed;
-    c.stream = stream;
-    tidal_status s = tidal_check_run(ctx, &c);
-    if (result)
-        *result = c.result;
-    return s;
-}
-
 static void test_declaration_migrates_once_and_coalesces(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context(SIM_MIGRATION);
     void *stream = NULL;
     assert_ok(tidal_stream_create(ctx, 0, &stream));
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
-    assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, 8 * MiB, 7, NULL, NULL));
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, 8 * MiB, 7, NULL, NULL));
     assert_ok(tidal_prefetch(ctx, p, 8 * MiB, TIDAL_DEVICE_HOST));
     const tidal_migration_stats before = stats_of(ctx);
 
@@ -82,11 +50,11 @@ static void test_declaration_migrates_once_and_coalesces(void **state)
     assert_int_equal(s.resident_bytes, 8 * MiB);
     assert_int_equal(s.protected_bytes, 8 * MiB);
     assert_int_equal(s.declared_ranges - before.declared_ranges, 1);
-    assert_int_equal(location_of(ctx, p, 8 * MiB), 0);
+    assert_int_equal(harness_prefetch_location(ctx, p, 8 * MiB), 0);
 
     /* The kernel runs on the caller's stream after the migration; the data is intact. */
     uint64_t bad = 1;
-    assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, 8 * MiB, 7, stream, &bad));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, 8 * MiB, 7, stream, &bad));
     assert_int_equal(bad, 0);
 
     /* Declared again: resident already, nothing moves. */
@@ -111,13 +79,13 @@ static void test_lookahead_moves_ahead_and_the_phase_only_waits(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context(SIM_MIGRATION);
-    void *a = alloc_kind(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
-    void *b = alloc_kind(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
+    void *a = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
+    void *b = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
     assert_ok(declare1(ctx, NULL, a, 4 * MiB, TIDAL_ACCESS_READ, 0));
     assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
     const tidal_migration_stats ahead = stats_of(ctx);
     assert_int_equal(ahead.migrated_bytes, 8 * MiB); /* b moved already */
-    assert_int_equal(location_of(ctx, b, 4 * MiB), 0);
+    assert_int_equal(harness_prefetch_location(ctx, b, 4 * MiB), 0);
     assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, 0));
     const tidal_migration_stats then = stats_of(ctx);
     assert_int_equal(then.migrated_bytes, ahead.migrated_bytes);
@@ -134,8 +102,8 @@ static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, in
     assert_ok(tidal_budget_set(ctx, 0, 16 * MiB));
     void *arr[3];
     for (int i = 0; i < 3; ++i) {
-        arr[i] = alloc_kind(ctx, TIDAL_KIND_MANAGED, 8 * MiB, hints);
-        assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, arr[i], 8 * MiB, 100 + (uint64_t)i, NULL, NULL));
+        arr[i] = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, hints);
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, arr[i], NULL, 8 * MiB, 100 + (uint64_t)i, NULL, NULL));
         assert_ok(tidal_prefetch(ctx, arr[i], 8 * MiB, TIDAL_DEVICE_HOST));
     }
     for (int round = 0; round < 6; ++round) {
@@ -143,8 +111,9 @@ static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, in
         assert_ok(declare1(ctx, NULL, p, 8 * MiB, mode, 0));
         tidal_migration_stats s = stats_of(ctx);
         assert_true(s.resident_bytes <= 16 * MiB);
+        const uint64_t seed = 100 + (uint64_t)(round % 3);
         uint64_t bad = 1;
-        assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, 8 * MiB, 100 + (uint64_t)(round % 3), NULL, &bad));
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, 8 * MiB, seed, NULL, &bad));
         assert_int_equal(bad, 0);
     }
     tidal_migration_stats s = stats_of(ctx);
@@ -203,8 +172,8 @@ static void test_protected_ranges_over_budget_are_refused_with_nothing_moved(voi
     (void)state;
     tidal_context *ctx = harness_context(SIM_MIGRATION);
     assert_ok(tidal_budget_set(ctx, 0, 4 * MiB));
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
-    void *q = alloc_kind(ctx, TIDAL_KIND_MANAGED, 2 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
+    void *q = harness_alloc(ctx, TIDAL_KIND_MANAGED, 2 * MiB, 0);
     assert_status(declare1(ctx, NULL, p, 8 * MiB, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_BUDGET_EXCEEDED);
     assert_contains(tidal_last_error(), "budget");
     tidal_migration_stats s = stats_of(ctx);
@@ -228,8 +197,8 @@ static void test_protected_ranges_over_budget_are_refused_with_nothing_moved(voi
 static void test_memory_that_cannot_move_is_a_counted_noop(void **state)
 {
     tidal_context *ctx = *state;
-    void *d = alloc_kind(ctx, TIDAL_KIND_DEVICE, 1 * MiB, 0);
-    void *h = alloc_kind(ctx, TIDAL_KIND_PINNED, 1 * MiB, 0);
+    void *d = harness_alloc(ctx, TIDAL_KIND_DEVICE, 1 * MiB, 0);
+    void *h = harness_alloc(ctx, TIDAL_KIND_PINNED, 1 * MiB, 0);
     const uint64_t before = stats_of(ctx).noops;
     assert_ok(declare1(ctx, NULL, d, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
     assert_ok(declare1(ctx, NULL, h, 1 * MiB, TIDAL_ACCESS_READ, 0));
@@ -244,7 +213,7 @@ static void test_memory_that_cannot_move_is_a_counted_noop(void **state)
 static void test_bad_declarations_get_clear_statuses(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     int local = 0;
     assert_status(declare1(ctx, NULL, p, 1 * MiB, 0, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_contains(tidal_last_error(), "mode");
@@ -282,7 +251,7 @@ static void test_bad_declarations_get_clear_statuses(void **state)
 static void test_advice_is_applied_remembered_and_unset(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     tidal_range_info info = TIDAL_RANGE_INFO_INIT;
     assert_ok(tidal_advise(ctx, p, 1 * MiB, TIDAL_ADVICE_READ_MOSTLY | TIDAL_ADVICE_PREFERRED_HOST, 0));
     assert_ok(tidal_range_query(ctx, p, 1 * MiB, &info));
@@ -300,7 +269,7 @@ static void test_advice_is_applied_remembered_and_unset(void **state)
     /* Freed and reused from the pool: the next owner starts without the advice. */
     assert_ok(tidal_advise(ctx, p, 1 * MiB, TIDAL_ADVICE_READ_MOSTLY, 0));
     assert_ok(tidal_free(ctx, p));
-    void *q = alloc_kind(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    void *q = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     assert_ptr_equal(q, p);
     assert_ok(tidal_range_query(ctx, q, 1 * MiB, &info));
     assert_int_equal(info.read_mostly, 0);
@@ -378,7 +347,7 @@ static void test_lookahead_overlaps_transfer_and_compute(void **state)
     assert_ok(tidal_stream_create(ctx, 0, &s));
     enum { CHUNKS = 8 };
     const size_t chunk = 8 * MiB;
-    void *data = alloc_kind(ctx, TIDAL_KIND_MANAGED, CHUNKS * chunk, 0);
+    void *data = harness_alloc(ctx, TIDAL_KIND_MANAGED, CHUNKS * chunk, 0);
     const uint64_t spin_ns = 200000; /* 8 MiB at 45.8 GB/s is ~183 us */
     double t0 = 0, t1 = 0;
     assert_ok(tidal_clock(ctx, &t0));
@@ -428,7 +397,7 @@ static void test_xnack_policy_follows_the_device(void **state)
         assert_string_equal(info.placed_by, "xnack");
         /* Either way a declaration is safe and the kernel reaches the data. */
         assert_ok(declare1(ctx, NULL, p, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
-        assert_ok(run_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, 1 * MiB, 3, NULL, NULL));
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, 1 * MiB, 3, NULL, NULL));
         assert_ok(tidal_free(ctx, p));
         assert_ok(tidal_context_destroy(ctx));
     }
@@ -446,15 +415,11 @@ int main(void)
         cmocka_unit_test(test_budget_with_parallel_eviction),
         cmocka_unit_test(test_budget_budget_from_toml),
         cmocka_unit_test(test_protected_ranges_over_budget_are_refused_with_nothing_moved),
-        cmocka_unit_test_setup_teardown(test_memory_that_cannot_move_is_a_counted_noop, harness_setup_sim,
-                                        harness_teardown_context),
-        cmocka_unit_test_setup_teardown(test_bad_declarations_get_clear_statuses, harness_setup_sim,
-                                        harness_teardown_context),
-        cmocka_unit_test_setup_teardown(test_advice_is_applied_remembered_and_unset, harness_setup_sim,
-                                        harness_teardown_context),
-        cmocka_unit_test_setup_teardown(test_stream_ordered_free_is_reused_on_its_stream, harness_setup_sim,
-                                        harness_teardown_context),
-        cmocka_unit_test_setup_teardown(test_clock_and_spin, harness_setup_sim, harness_teardown_context),
+        HARNESS_SIM_TEST(test_memory_that_cannot_move_is_a_counted_noop),
+        HARNESS_SIM_TEST(test_bad_declarations_get_clear_statuses),
+        HARNESS_SIM_TEST(test_advice_is_applied_remembered_and_unset),
+        HARNESS_SIM_TEST(test_stream_ordered_free_is_reused_on_its_stream),
+        HARNESS_SIM_TEST(test_clock_and_spin),
         cmocka_unit_test(test_lookahead_overlaps_transfer_and_compute),
         cmocka_unit_test(test_xnack_policy_follows_the_device),
     };

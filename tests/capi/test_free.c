@@ -7,16 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *alloc_or_fail(tidal_context *ctx, size_t size, tidal_kind kind)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    void *ptr = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &ptr));
-    assert_non_null(ptr);
-    return ptr;
-}
-
 static void test_free_null_pointer(void **state)
 {
     assert_ok(tidal_free(*state, NULL));
@@ -25,7 +15,7 @@ static void test_free_null_pointer(void **state)
 static void test_free_null_context(void **state)
 {
     tidal_context *ctx = *state;
-    void *ptr = alloc_or_fail(ctx, 4096, TIDAL_KIND_DEVICE);
+    void *ptr = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4096, 0);
     assert_status(tidal_free(NULL, ptr), TIDAL_ERROR_INVALID_ARGUMENT);
     /* Nothing was freed: the allocation is still known. */
     tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
@@ -39,7 +29,7 @@ static void test_double_free(void **state)
     static const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED,
                                        TIDAL_KIND_PAGEABLE};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
-        void *ptr = alloc_or_fail(ctx, 8192, kinds[i]);
+        void *ptr = harness_alloc(ctx, kinds[i], 8192, 0);
         assert_ok(tidal_free(ctx, ptr));
         assert_status(tidal_free(ctx, ptr), TIDAL_ERROR_UNKNOWN_POINTER);
         assert_last_error_contains("already freed");
@@ -63,7 +53,7 @@ static void test_free_interior_pointer(void **state)
 {
     tidal_context *ctx = *state;
     const size_t size = 65536;
-    unsigned char *base = alloc_or_fail(ctx, size, TIDAL_KIND_DEVICE);
+    unsigned char *base = harness_alloc(ctx, TIDAL_KIND_DEVICE, size, 0);
     harness_fill(base, size, 11);
 
     assert_status(tidal_free(ctx, base + 1), TIDAL_ERROR_INVALID_ARGUMENT);
@@ -87,7 +77,7 @@ static void test_free_interior_pointer(void **state)
 static void test_free_interior_pointer_names_the_base(void **state)
 {
     tidal_context *ctx = *state;
-    unsigned char *base = alloc_or_fail(ctx, 4096, TIDAL_KIND_PINNED);
+    unsigned char *base = harness_alloc(ctx, TIDAL_KIND_PINNED, 4096, 0);
     assert_status(tidal_free(ctx, base + 100), TIDAL_ERROR_INVALID_ARGUMENT);
     /* The header promises the message names the base; the exact spelling of a pointer is
      * the C library's, so look for its hex digits. */
@@ -104,13 +94,13 @@ static void test_free_then_reuse(void **state)
 {
     tidal_context *ctx = *state;
     for (int round = 0; round < 100; ++round) {
-        void *ptr = alloc_or_fail(ctx, 4096 + (size_t)round, TIDAL_KIND_AUTO);
+        void *ptr = harness_alloc(ctx, TIDAL_KIND_AUTO, 4096 + (size_t)round, 0);
         assert_ok(tidal_free(ctx, ptr));
     }
     /* A pointer freed and returned again by a later allocation is live again. */
-    void *first = alloc_or_fail(ctx, 4096, TIDAL_KIND_PAGEABLE);
+    void *first = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, 4096, 0);
     assert_ok(tidal_free(ctx, first));
-    void *second = alloc_or_fail(ctx, 4096, TIDAL_KIND_PAGEABLE);
+    void *second = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, 4096, 0);
     tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
     assert_ok(tidal_pointer_query(ctx, second, &info));
     assert_ok(tidal_free(ctx, second));
@@ -119,16 +109,14 @@ static void test_free_then_reuse(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_free_null_pointer),
-        SIM_TEST(test_free_null_context),
-        SIM_TEST(test_double_free),
-        SIM_TEST(test_free_foreign_pointer),
-        SIM_TEST(test_free_interior_pointer),
-        SIM_TEST(test_free_interior_pointer_names_the_base),
-        SIM_TEST(test_free_then_reuse),
+        HARNESS_SIM_TEST(test_free_null_pointer),
+        HARNESS_SIM_TEST(test_free_null_context),
+        HARNESS_SIM_TEST(test_double_free),
+        HARNESS_SIM_TEST(test_free_foreign_pointer),
+        HARNESS_SIM_TEST(test_free_interior_pointer),
+        HARNESS_SIM_TEST(test_free_interior_pointer_names_the_base),
+        HARNESS_SIM_TEST(test_free_then_reuse),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

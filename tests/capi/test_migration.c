@@ -12,57 +12,26 @@
 
 enum { SIZE = 8 << 20 };
 
-static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
-}
-
-static tidal_status check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source, size_t size,
-                          uint64_t seed, uint64_t *result)
-{
-    tidal_check c = TIDAL_CHECK_INIT;
-    c.kind = kind;
-    c.target = target;
-    c.source = source;
-    c.size = size;
-    c.seed = seed;
-    tidal_status s = tidal_check_run(ctx, &c);
-    if (result)
-        *result = c.result;
-    return s;
-}
-
-static void expect_location(tidal_context *ctx, void *p, int32_t where)
-{
-    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
-    assert_ok(tidal_range_query(ctx, p, SIZE, &info));
-    assert_int_equal(info.last_prefetch_location, where);
-}
-
 static void test_managed_round_trip_keeps_data_and_attributes(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     uint64_t bad = 99;
-    assert_ok(check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, SIZE, 42, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, SIZE, 42, NULL, NULL));
     for (int round = 0; round < 2; ++round) {
         assert_ok(tidal_prefetch(ctx, p, SIZE, TIDAL_DEVICE_HOST));
-        expect_location(ctx, p, TIDAL_DEVICE_HOST);
+        assert_int_equal(harness_prefetch_location(ctx, p, SIZE), TIDAL_DEVICE_HOST);
         assert_ok(tidal_prefetch(ctx, p, SIZE, 0));
-        expect_location(ctx, p, 0);
-        assert_ok(check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, &bad));
+        assert_int_equal(harness_prefetch_location(ctx, p, SIZE), 0);
+        assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, NULL, &bad));
         assert_int_equal(bad, 0);
     }
     /* A wrong seed is detected: the check can fail. */
-    assert_ok(check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 43, &bad));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 43, NULL, &bad));
     assert_int_equal(bad, SIZE / 8);
     /* One corrupted word is found. */
     ((uint64_t *)p)[1000] ^= 1;
-    assert_ok(check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, &bad));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, p, NULL, SIZE, 42, NULL, &bad));
     assert_int_equal(bad, 1);
     assert_ok(tidal_free(ctx, p));
 }
@@ -72,7 +41,7 @@ static void test_prefetch_of_unmovable_kinds_is_a_noop(void **state)
     tidal_context *ctx = *state;
     const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_PINNED, TIDAL_KIND_PAGEABLE};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
-        void *p = alloc_kind(ctx, kinds[i], SIZE);
+        void *p = harness_alloc(ctx, kinds[i], SIZE, 0);
         assert_ok(tidal_prefetch(ctx, p, SIZE, 0));
         assert_ok(tidal_prefetch(ctx, (char *)p + 4096, 4096, TIDAL_DEVICE_HOST));
         tidal_range_info info = TIDAL_RANGE_INFO_INIT;
@@ -85,7 +54,7 @@ static void test_prefetch_of_unmovable_kinds_is_a_noop(void **state)
 static void test_prefetch_errors(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     int local = 0;
     assert_status(tidal_prefetch(NULL, p, SIZE, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_status(tidal_prefetch(ctx, NULL, SIZE, 0), TIDAL_ERROR_INVALID_ARGUMENT);
@@ -108,7 +77,7 @@ static void test_prefetch_beyond_capacity_is_out_of_memory(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"4MiB\"\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_MANAGED, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     assert_status(tidal_prefetch(ctx, p, SIZE, 0), TIDAL_ERROR_OUT_OF_MEMORY);
     assert_last_error_contains("hipErrorOutOfMemory (2)");
     assert_ok(tidal_prefetch(ctx, p, 2 << 20, 0)); /* half of it fits */
@@ -119,15 +88,15 @@ static void test_prefetch_beyond_capacity_is_out_of_memory(void **state)
 static void test_checks_copy_triad_atomics(void **state)
 {
     tidal_context *ctx = *state;
-    double *a = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
-    double *b = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
-    double *c = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
+    double *a = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
+    double *b = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
+    double *c = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
     const size_t n = SIZE / sizeof(double);
     for (size_t i = 0; i < n; ++i) { /* simulated device memory is host memory */
         b[i] = (double)i;
         c[i] = 2.0;
     }
-    assert_ok(check(ctx, TIDAL_CHECK_COPY, a, b, SIZE, 0, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_COPY, a, b, SIZE, 0, NULL, NULL));
     assert_true(memcmp(a, b, SIZE) == 0);
     tidal_check t = TIDAL_CHECK_INIT;
     t.kind = TIDAL_CHECK_TRIAD;
@@ -140,12 +109,12 @@ static void test_checks_copy_triad_atomics(void **state)
     assert_ok(tidal_check_run(ctx, &t));
     assert_true(t.elapsed_ms > 0.0);
     assert_true(a[12345] == 12345.0 + 6.0);
-    uint64_t *counters = alloc_kind(ctx, TIDAL_KIND_PINNED, 8192);
+    uint64_t *counters = harness_alloc(ctx, TIDAL_KIND_PINNED, 8192, 0);
     memset(counters, 0, 8192);
-    assert_ok(check(ctx, TIDAL_CHECK_ATOMIC_ADD, counters, NULL, 8192, 7, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_ATOMIC_ADD, counters, NULL, 8192, 7, NULL, NULL));
     for (size_t i = 0; i < 1024; ++i)
         assert_int_equal(counters[i], 7);
-    assert_ok(check(ctx, TIDAL_CHECK_RUNTIME_COPY, counters, a, 8192, 0, NULL));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_RUNTIME_COPY, counters, a, 8192, 0, NULL, NULL));
     assert_true(memcmp(counters, a, 8192) == 0);
     tidal_free(ctx, counters);
     tidal_free(ctx, a);
@@ -156,15 +125,22 @@ static void test_checks_copy_triad_atomics(void **state)
 static void test_check_errors(void **state)
 {
     tidal_context *ctx = *state;
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, SIZE);
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, SIZE, 0);
     assert_status(tidal_check_run(ctx, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, (tidal_check_kind)99, p, NULL, SIZE, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 0, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 12, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, (char *)p + 4, NULL, 8, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, NULL, NULL, 8, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_COPY, p, NULL, SIZE, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, SIZE + 8, 0, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, (tidal_check_kind)99, p, NULL, SIZE, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 0, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 12, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, (char *)p + 4, NULL, 8, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, NULL, NULL, 8, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_COPY, p, NULL, SIZE, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, SIZE + 8, 0, NULL, NULL),
+                  TIDAL_ERROR_INVALID_ARGUMENT);
     assert_last_error_contains("past the end");
     tidal_check c = TIDAL_CHECK_INIT;
     c.target = p;
@@ -180,8 +156,9 @@ static void test_check_errors(void **state)
 static void test_device_touching_pageable_memory_is_illegal(void **state)
 {
     tidal_context *ctx = *state; /* the default profile is an H200: no pageable access */
-    void *p = alloc_kind(ctx, TIDAL_KIND_PAGEABLE, 1 << 20);
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL), TIDAL_ERROR_ILLEGAL_ACCESS);
+    void *p = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, 1 << 20, 0);
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL),
+                  TIDAL_ERROR_ILLEGAL_ACCESS);
     assert_last_error_contains("hipErrorIllegalAddress (700)");
     assert_ok(tidal_free(ctx, p));
 }
@@ -191,10 +168,11 @@ static void test_injected_kernel_fault_is_reported(void **state)
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[[sim.fault]]\noperation = \"kernel\"\nnth = 2\n"
                                          "error = \"hipErrorIllegalAddress\"\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 1 << 20);
-    assert_ok(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL));
-    assert_status(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL), TIDAL_ERROR_ILLEGAL_ACCESS);
-    assert_ok(check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL));
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 1 << 20, 0);
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL));
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL),
+                  TIDAL_ERROR_ILLEGAL_ACCESS);
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL));
     assert_ok(tidal_free(ctx, p));
     assert_ok(tidal_context_destroy(ctx));
 }
@@ -202,17 +180,15 @@ static void test_injected_kernel_fault_is_reported(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_managed_round_trip_keeps_data_and_attributes),
-        SIM_TEST(test_prefetch_of_unmovable_kinds_is_a_noop),
-        SIM_TEST(test_prefetch_errors),
+        HARNESS_SIM_TEST(test_managed_round_trip_keeps_data_and_attributes),
+        HARNESS_SIM_TEST(test_prefetch_of_unmovable_kinds_is_a_noop),
+        HARNESS_SIM_TEST(test_prefetch_errors),
         cmocka_unit_test(test_prefetch_beyond_capacity_is_out_of_memory),
-        SIM_TEST(test_checks_copy_triad_atomics),
-        SIM_TEST(test_check_errors),
-        SIM_TEST(test_device_touching_pageable_memory_is_illegal),
+        HARNESS_SIM_TEST(test_checks_copy_triad_atomics),
+        HARNESS_SIM_TEST(test_check_errors),
+        HARNESS_SIM_TEST(test_device_touching_pageable_memory_is_illegal),
         cmocka_unit_test(test_injected_kernel_fault_is_reported),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,6 @@
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
-#define NOT_NULL_SENTINEL ((tidal_context *)(uintptr_t)0x10)
 
 /* "runtime = sim" + policy_path naming the test plugins, then `rest` (which starts with the
  * `policies = [...]` line, since top-level keys must precede the tables). */
@@ -29,41 +28,12 @@ static tidal_context *plugin_context(const char *rest)
     return ctx;
 }
 
-/* Context creation must fail with `expected`; returns a copy of the message (caller frees). */
+/* harness_context_fails for plugin_config(rest); leaks `toml` when it fails: the test is over. */
 static char *plugin_context_fails(const char *rest, tidal_status expected)
 {
     char *toml = plugin_config(rest);
-    tidal_context *ctx = NOT_NULL_SENTINEL;
-    tidal_status status = tidal_context_create_from_string(toml, &ctx);
-    char *message = harness_format("%s", tidal_last_error());
-    if (status != expected) {
-        if (status == TIDAL_OK)
-            tidal_context_destroy(ctx);
-        print_error("creating a context from\n%s\nreturned %s, expected %s; message: \"%s\"\n",
-                    toml, tidal_status_name(status), tidal_status_name(expected), message);
-        free(message);
-        free(toml);
-        fail();
-    }
-    assert_null(ctx);
+    char *message = harness_context_fails(toml, expected);
     free(toml);
-    return message;
-}
-
-static char *string_context_fails(const char *toml, tidal_status expected)
-{
-    tidal_context *ctx = NOT_NULL_SENTINEL;
-    tidal_status status = tidal_context_create_from_string(toml, &ctx);
-    char *message = harness_format("%s", tidal_last_error());
-    if (status != expected) {
-        if (status == TIDAL_OK)
-            tidal_context_destroy(ctx);
-        print_error("creating a context from\n%s\nreturned %s, expected %s; message: \"%s\"\n",
-                    toml, tidal_status_name(status), tidal_status_name(expected), message);
-        free(message);
-        fail();
-    }
-    assert_null(ctx);
     return message;
 }
 
@@ -253,12 +223,12 @@ static void test_rules_without_fallback_reports_out_of_memory(void **state)
 static void test_rules_unknown_key_in_rule(void **state)
 {
     (void)state;
-    char *message = string_context_fails("runtime = \"sim\"\n"
-                                         "policies = [\"rules\"]\n"
-                                         "[[policy.rules.rule]]\n"
-                                         "tag = \"x*\"\n"
-                                         "kindd = \"device\"\n",
-                                         TIDAL_ERROR_CONFIG);
+    char *message = harness_context_fails("runtime = \"sim\"\n"
+                                          "policies = [\"rules\"]\n"
+                                          "[[policy.rules.rule]]\n"
+                                          "tag = \"x*\"\n"
+                                          "kindd = \"device\"\n",
+                                          TIDAL_ERROR_CONFIG);
     assert_contains(message, "kind");
     free(message);
 }
@@ -267,13 +237,13 @@ static void test_rules_unknown_key_in_table(void **state)
 {
     (void)state;
     /* `fallbak` is on line 4. */
-    char *message = string_context_fails("runtime = \"sim\"\n"
-                                         "policies = [\"rules\"]\n"
-                                         "[policy.rules]\n"
-                                         "fallbak = \"pinned\"\n"
-                                         "[[policy.rules.rule]]\n"
-                                         "kind = \"device\"\n",
-                                         TIDAL_ERROR_CONFIG);
+    char *message = harness_context_fails("runtime = \"sim\"\n"
+                                          "policies = [\"rules\"]\n"
+                                          "[policy.rules]\n"
+                                          "fallbak = \"pinned\"\n"
+                                          "[[policy.rules.rule]]\n"
+                                          "kind = \"device\"\n",
+                                          TIDAL_ERROR_CONFIG);
     assert_contains(message, "did you mean 'fallback'");
     if (!harness_contains_number(message, 4))
         fail_msg("the message does not name line 4: \"%s\"", message);
@@ -283,11 +253,11 @@ static void test_rules_unknown_key_in_table(void **state)
 static void test_rules_bad_kind_value(void **state)
 {
     (void)state;
-    char *message = string_context_fails("runtime = \"sim\"\n"
-                                         "policies = [\"rules\"]\n"
-                                         "[[policy.rules.rule]]\n"
-                                         "kind = \"sideways\"\n",
-                                         TIDAL_ERROR_CONFIG);
+    char *message = harness_context_fails("runtime = \"sim\"\n"
+                                          "policies = [\"rules\"]\n"
+                                          "[[policy.rules.rule]]\n"
+                                          "kind = \"sideways\"\n",
+                                          TIDAL_ERROR_CONFIG);
     assert_contains(message, "kind");
     free(message);
 }

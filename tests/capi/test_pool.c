@@ -19,26 +19,16 @@ static tidal_pool_stats stats_of(tidal_context *ctx, tidal_kind kind, int32_t de
     return s;
 }
 
-static void *alloc_kind(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t hints)
-{
-    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-    desc.kind = kind;
-    desc.hints = hints;
-    void *p = NULL;
-    assert_ok(tidal_alloc(ctx, size, &desc, &p));
-    return p;
-}
-
 static void test_reuse_without_runtime_calls(void **state)
 {
     tidal_context *ctx = *state;
     assert_int_equal(stats_of(ctx, TIDAL_KIND_DEVICE, 0).allocations, 0);
     for (int i = 0; i < 1000; ++i) {
-        void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+        void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4096, 0);
         memset(p, i & 0xff, 4096);
         assert_ok(tidal_free(ctx, p));
     }
-    void *big = alloc_kind(ctx, TIDAL_KIND_DEVICE, 100u << 20, 0);
+    void *big = harness_alloc(ctx, TIDAL_KIND_DEVICE, 100u << 20, 0);
     tidal_pool_stats s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
     assert_int_equal(s.allocations, 1001);
     assert_int_equal(s.frees, 1000);
@@ -54,7 +44,7 @@ static void test_reuse_without_runtime_calls(void **state)
     assert_int_equal(s.reserved_bytes, 0);
     assert_true(s.runtime_frees >= 1);
     /* Pinned memory has its own pool, asked for by TIDAL_DEVICE_HOST. */
-    void *pin = alloc_kind(ctx, TIDAL_KIND_PINNED, 8192, 0);
+    void *pin = harness_alloc(ctx, TIDAL_KIND_PINNED, 8192, 0);
     assert_int_equal(stats_of(ctx, TIDAL_KIND_PINNED, TIDAL_DEVICE_HOST).allocations, 1);
     assert_ok(tidal_free(ctx, pin));
 }
@@ -63,7 +53,7 @@ static void test_device_memory_returns_to_the_runtime_on_trim(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"256MiB\"\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 200u << 20, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 200u << 20, 0);
     assert_ok(tidal_free(ctx, p));
     tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
     assert_ok(tidal_device_info_get(ctx, 0, &info));
@@ -78,7 +68,7 @@ static void test_pool_switched_off(void **state)
 {
     (void)state;
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[pool]\nenabled = false\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4096, 0);
     tidal_pool_stats s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
     assert_int_equal(s.allocations, 0);
     assert_ok(tidal_free(ctx, p));
@@ -90,7 +80,7 @@ static void test_pooled_managed_advice_does_not_leak_to_the_next_owner(void **st
     tidal_context *ctx = *state;
     const size_t size = 4u << 20;
     tidal_range_info r = TIDAL_RANGE_INFO_INIT;
-    void *a = alloc_kind(ctx, TIDAL_KIND_MANAGED, size, TIDAL_HINT_READ_MOSTLY);
+    void *a = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, TIDAL_HINT_READ_MOSTLY);
     tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
     assert_ok(tidal_pointer_query(ctx, a, &info));
     assert_true(info.advice & TIDAL_ADVICE_READ_MOSTLY);
@@ -98,12 +88,12 @@ static void test_pooled_managed_advice_does_not_leak_to_the_next_owner(void **st
     assert_ok(tidal_range_query(ctx, a, size, &r));
     assert_int_equal(r.read_mostly, 1);
     assert_ok(tidal_free(ctx, a));
-    void *b = alloc_kind(ctx, TIDAL_KIND_MANAGED, size, 0);
+    void *b = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, 0);
     assert_ptr_equal(a, b); /* the pool hands the same block out again ... */
     assert_ok(tidal_range_query(ctx, b, size, &r));
     assert_int_equal(r.read_mostly, 0); /* ... without the previous owner's advice */
     assert_ok(tidal_free(ctx, b));
-    void *c = alloc_kind(ctx, TIDAL_KIND_MANAGED, size, TIDAL_HINT_READ_MOSTLY);
+    void *c = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, TIDAL_HINT_READ_MOSTLY);
     assert_ok(tidal_range_query(ctx, c, size, &r));
     assert_int_equal(r.read_mostly, 1); /* and advice is applied again on reuse */
     assert_ok(tidal_free(ctx, c));
@@ -182,7 +172,7 @@ static void test_vendor_backend_needs_a_stream_ordered_pool(void **state)
     assert_last_error_contains("<string>:3:11: pool.backend = \"vendor\": the sim runtime has no stream-ordered pool");
     assert_last_error_contains("backend = \"tidal\"");
     ctx = harness_context("runtime = \"sim\"\n[pool]\nenabled = false\nbackend = \"vendor\"\n");
-    void *p = alloc_kind(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4096, 0);
     assert_ok(tidal_free(ctx, p));
     assert_ok(tidal_context_destroy(ctx));
 }
@@ -190,16 +180,14 @@ static void test_vendor_backend_needs_a_stream_ordered_pool(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_reuse_without_runtime_calls),
+        HARNESS_SIM_TEST(test_reuse_without_runtime_calls),
         cmocka_unit_test(test_device_memory_returns_to_the_runtime_on_trim),
         cmocka_unit_test(test_pool_switched_off),
-        SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
-        SIM_TEST(test_pool_errors),
+        HARNESS_SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
+        HARNESS_SIM_TEST(test_pool_errors),
         cmocka_unit_test(test_thread_caches_can_be_switched_off),
         cmocka_unit_test(test_vendor_backend_needs_a_stream_ordered_pool),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,18 +141,16 @@ static void test_query_untagged(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_query_base_and_interior),
-        SIM_TEST(test_query_one_past_the_end),
-        SIM_TEST(test_query_null_info),
-        SIM_TEST(test_query_null_context),
-        SIM_TEST(test_query_struct_size_too_small),
-        SIM_TEST(test_query_after_free),
-        SIM_TEST(test_query_foreign_pointer),
-        SIM_TEST(test_query_default_devices),
-        SIM_TEST(test_query_untagged),
+        HARNESS_SIM_TEST(test_query_base_and_interior),
+        HARNESS_SIM_TEST(test_query_one_past_the_end),
+        HARNESS_SIM_TEST(test_query_null_info),
+        HARNESS_SIM_TEST(test_query_null_context),
+        HARNESS_SIM_TEST(test_query_struct_size_too_small),
+        HARNESS_SIM_TEST(test_query_after_free),
+        HARNESS_SIM_TEST(test_query_foreign_pointer),
+        HARNESS_SIM_TEST(test_query_default_devices),
+        HARNESS_SIM_TEST(test_query_untagged),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

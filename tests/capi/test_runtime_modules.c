@@ -18,24 +18,6 @@ static char *hip_config(const char *dir_variable)
     return toml;
 }
 
-/* Context creation must fail with `expected`; returns a copy of the message (caller frees). */
-static char *create_fails(const char *toml, tidal_status expected)
-{
-    tidal_context *ctx = NOT_NULL_SENTINEL;
-    tidal_status status = tidal_context_create_from_string(toml, &ctx);
-    char *message = harness_format("%s", tidal_last_error());
-    if (status != expected) {
-        if (status == TIDAL_OK)
-            tidal_context_destroy(ctx);
-        print_error("creating a context from\n%s\nreturned %s, expected %s; message: \"%s\"\n",
-                    toml, tidal_status_name(status), tidal_status_name(expected), message);
-        free(message);
-        fail();
-    }
-    assert_null(ctx);
-    return message;
-}
-
 static void test_fake_module_describes_its_device(void **state)
 {
     (void)state;
@@ -195,7 +177,7 @@ static void test_module_with_other_abi_is_rejected(void **state)
 {
     (void)state;
     char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_MISMATCH");
-    char *message = create_fails(toml, TIDAL_ERROR_RUNTIME);
+    char *message = harness_context_fails(toml, TIDAL_ERROR_RUNTIME);
     assert_contains(message, "tidal-runtime-hip");
     if (!harness_contains_number(message, 999))
         fail_msg("the message does not name the module's ABI 999: \"%s\"", message);
@@ -207,7 +189,7 @@ static void test_module_without_entry_symbol_is_rejected(void **state)
 {
     (void)state;
     char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_NOSYMBOL");
-    char *message = create_fails(toml, TIDAL_ERROR_RUNTIME);
+    char *message = harness_context_fails(toml, TIDAL_ERROR_RUNTIME);
     assert_contains(message, "tidal_runtime_negotiate");
     assert_contains(message, "tidal-runtime-hip");
     free(message);

@@ -196,24 +196,22 @@ static void test_describe_null_context(void **state)
 int main(void)
 {
     harness_isolate_environment();
-#define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, harness_setup_sim, harness_teardown_context)
     const struct CMUnitTest tests[] = {
-        SIM_TEST(test_system_info_of_default_sim),
+        HARNESS_SIM_TEST(test_system_info_of_default_sim),
         cmocka_unit_test(test_system_info_device_count_from_config),
-        SIM_TEST(test_system_info_bad_arguments),
-        SIM_TEST(test_device_info_of_default_sim),
-        SIM_TEST(test_device_info_bad_index),
-        SIM_TEST(test_device_info_bad_arguments),
+        HARNESS_SIM_TEST(test_system_info_bad_arguments),
+        HARNESS_SIM_TEST(test_device_info_of_default_sim),
+        HARNESS_SIM_TEST(test_device_info_bad_index),
+        HARNESS_SIM_TEST(test_device_info_bad_arguments),
         cmocka_unit_test(test_device_info_xnack_off),
         cmocka_unit_test(test_device_info_capacity_override),
         cmocka_unit_test(test_device_info_free_memory_follows_allocations),
-        SIM_TEST(test_describe_needs_a_buffer),
-        SIM_TEST(test_describe_into_exact_buffer),
-        SIM_TEST(test_describe_needed_may_be_null),
-        SIM_TEST(test_describe_truncates_short_buffer),
+        HARNESS_SIM_TEST(test_describe_needs_a_buffer),
+        HARNESS_SIM_TEST(test_describe_into_exact_buffer),
+        HARNESS_SIM_TEST(test_describe_needed_may_be_null),
+        HARNESS_SIM_TEST(test_describe_truncates_short_buffer),
         cmocka_unit_test(test_describe_shows_settings),
         cmocka_unit_test(test_describe_null_context),
     };
-#undef SIM_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

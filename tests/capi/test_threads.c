@@ -126,19 +126,13 @@ static void *work(void *arg)
     return NULL;
 }
 
-static void test_threads_share_one_context(void **state)
+/* Runs `body` on one thread per worker and joins them; only then asserts on what each one
+ * recorded, since cmocka's assertions may not run on the workers' threads. */
+static void run_workers(struct worker *workers, void *(*body)(void *), long operations)
 {
-    (void)state;
-    tidal_context *ctx = harness_context(HARNESS_SIM_CONFIG);
-    struct worker *workers = calloc(THREADS, sizeof *workers);
     pthread_t threads[THREADS];
-    assert_non_null(workers);
-    for (int i = 0; i < THREADS; ++i) {
-        workers[i].ctx = ctx;
-        workers[i].index = i;
-        workers[i].rng = 0x9e3779b9u * (unsigned)(i + 1);
-        assert_int_equal(pthread_create(&threads[i], NULL, work, &workers[i]), 0);
-    }
+    for (int i = 0; i < THREADS; ++i)
+        assert_int_equal(pthread_create(&threads[i], NULL, body, &workers[i]), 0);
     for (int i = 0; i < THREADS; ++i)
         assert_int_equal(pthread_join(threads[i], NULL), 0);
 
@@ -148,10 +142,24 @@ static void test_threads_share_one_context(void **state)
             print_error("%ld failures, first: %s\n", workers[i].failures,
                         workers[i].first_failure);
         failures += workers[i].failures;
-        assert_int_equal(workers[i].operations, ITERATIONS);
+        assert_int_equal(workers[i].operations, operations);
     }
-    free(workers);
     assert_int_equal(failures, 0);
+}
+
+static void test_threads_share_one_context(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context(HARNESS_SIM_CONFIG);
+    struct worker *workers = calloc(THREADS, sizeof *workers);
+    assert_non_null(workers);
+    for (int i = 0; i < THREADS; ++i) {
+        workers[i].ctx = ctx;
+        workers[i].index = i;
+        workers[i].rng = 0x9e3779b9u * (unsigned)(i + 1);
+    }
+    run_workers(workers, work, ITERATIONS);
+    free(workers);
 
     /* Everything was freed: a probe allocation is the only live one. */
     void *ptr = NULL;
@@ -188,24 +196,11 @@ static void test_threads_create_their_own_contexts(void **state)
 {
     (void)state;
     struct worker *workers = calloc(THREADS, sizeof *workers);
-    pthread_t threads[THREADS];
     assert_non_null(workers);
-    for (int i = 0; i < THREADS; ++i) {
-        workers[i].index = i;
-        assert_int_equal(pthread_create(&threads[i], NULL, create_and_use, &workers[i]), 0);
-    }
     for (int i = 0; i < THREADS; ++i)
-        assert_int_equal(pthread_join(threads[i], NULL), 0);
-    long failures = 0;
-    for (int i = 0; i < THREADS; ++i) {
-        if (workers[i].failures > 0)
-            print_error("%ld failures, first: %s\n", workers[i].failures,
-                        workers[i].first_failure);
-        failures += workers[i].failures;
-        assert_int_equal(workers[i].operations, 20);
-    }
+        workers[i].index = i;
+    run_workers(workers, create_and_use, 20);
     free(workers);
-    assert_int_equal(failures, 0);
 }
 
 int main(void)

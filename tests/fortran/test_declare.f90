@@ -5,7 +5,7 @@
 ! caller's stream after a declaration (a runtime proof of tidal_check%stream), and every
 ! mistake comes back as a status and a message.
 program test_declare
-  use, intrinsic :: iso_c_binding, only: c_double, c_loc, c_null_ptr, c_ptr, c_size_t, c_sizeof
+  use, intrinsic :: iso_c_binding, only: c_null_ptr, c_ptr
   use, intrinsic :: iso_fortran_env, only: int64, real64
   use tidal
   use tidal_c, only: tidal_check, tidal_check_run, tidal_stream_create, tidal_stream_destroy
@@ -182,30 +182,14 @@ contains
     real(real64), pointer, contiguous :: x(:) => null(), y(:) => null(), z(:) => null()
     type(tidal_check) :: check
     type(c_ptr) :: stream
-    integer :: i
-    call tidal_allocate(ctx, x, [N], status, kind=TIDAL_KIND_MANAGED)
-    call expect_status(status, TIDAL_OK, 'allocate x')
-    call tidal_allocate(ctx, y, [N], status, kind=TIDAL_KIND_MANAGED)
-    call expect_status(status, TIDAL_OK, 'allocate y')
-    call tidal_allocate(ctx, z, [N], status, kind=TIDAL_KIND_MANAGED)
-    call expect_status(status, TIDAL_OK, 'allocate z')
-    y = [(real(i, real64), i = 1, N)]
-    z = [(real(2 * i, real64), i = 1, N)]
-    x = -1
+    call allocate_triad(ctx, x, y, z, N)
     status = tidal_stream_create(ctx%handle, 1, stream)
     call expect_status(status, TIDAL_OK, 'tidal_stream_create on device 1')
     call tidal_declare(ctx, stream, [tidal_access_of(x, 1, TIDAL_ACCESS_WRITE), &
                                      tidal_access_of(y, 1, TIDAL_ACCESS_READ), &
                                      tidal_access_of(z, 1, TIDAL_ACCESS_READ)], status)
     call expect_status(status, TIDAL_OK, 'declare x, y, z for device 1 on a stream')
-    check%struct_size = c_sizeof(check)
-    check%kind = TIDAL_CHECK_TRIAD
-    check%device = 1
-    check%target = c_loc(x)
-    check%source = c_loc(y)
-    check%source2 = c_loc(z)
-    check%size = int(N, c_size_t) * 8
-    check%scalar = 0.5_c_double
+    check = triad_check(x, y, z)
     check%stream = stream
     status = tidal_check_run(ctx%handle, check)
     call expect_status(status, TIDAL_OK, 'tidal_check_run TRIAD on the declared stream')
@@ -213,12 +197,8 @@ contains
     call expect_status(status, TIDAL_OK, 'end the stream''s phase')
     status = tidal_stream_destroy(ctx%handle, stream)
     call expect_status(status, TIDAL_OK, 'tidal_stream_destroy')
-    call expect(all(x == [(real(i, real64) + 0.5_real64 * real(2 * i, real64), i = 1, N)]), &
-                'TRIAD on the declared stream computed x = y + 0.5 * z')
-    call tidal_deallocate(ctx, x, status)
-    call tidal_deallocate(ctx, y, status)
-    call tidal_deallocate(ctx, z, status)
-    call expect_status(status, TIDAL_OK, 'deallocate z')
+    call expect_triad(x, 'TRIAD on the declared stream computed x = y + 0.5 * z')
+    call deallocate_triad(ctx, x, y, z)
   end subroutine kernel_on_declared_stream
 
   subroutine clock()

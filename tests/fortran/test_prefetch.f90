@@ -3,7 +3,6 @@
 ! tidal_check_run works on tidal-allocated Fortran arrays (a runtime proof of the tidal_check
 ! layout).
 program test_prefetch
-  use, intrinsic :: iso_c_binding, only: c_loc, c_sizeof, c_size_t, c_double
   use, intrinsic :: iso_fortran_env, only: int32, int64, real64
   use tidal
   use tidal_c, only: tidal_check, tidal_check_run
@@ -140,33 +139,12 @@ contains
   subroutine raw_validation_kernel()
     real(real64), pointer, contiguous :: x(:) => null(), y(:) => null(), z(:) => null()
     type(tidal_check) :: check
-    integer :: i
-    integer, parameter :: n = 4096
-    call tidal_allocate(ctx, x, [n], status, kind=TIDAL_KIND_MANAGED)
-    call expect_status(status, TIDAL_OK, 'allocate x')
-    call tidal_allocate(ctx, y, [n], status, kind=TIDAL_KIND_MANAGED)
-    call expect_status(status, TIDAL_OK, 'allocate y')
-    call tidal_allocate(ctx, z, [n], status, kind=TIDAL_KIND_MANAGED)
-    call expect_status(status, TIDAL_OK, 'allocate z')
-    y = [(real(i, real64), i = 1, n)]
-    z = [(real(2 * i, real64), i = 1, n)]
-    x = -1
-    check%struct_size = c_sizeof(check)
-    check%kind = TIDAL_CHECK_TRIAD
-    check%device = 1
-    check%target = c_loc(x)
-    check%source = c_loc(y)
-    check%source2 = c_loc(z)
-    check%size = int(n, c_size_t) * 8
-    check%scalar = 0.5_c_double
+    call allocate_triad(ctx, x, y, z, 4096)
+    check = triad_check(x, y, z)
     status = tidal_check_run(ctx%handle, check)
     call expect_status(status, TIDAL_OK, 'tidal_check_run TRIAD on device 1')
-    call expect(all(x == [(real(i, real64) + 0.5_real64 * real(2 * i, real64), i = 1, n)]), &
-                'TRIAD computed x = y + 0.5 * z')
+    call expect_triad(x, 'TRIAD computed x = y + 0.5 * z')
     call expect(check%elapsed_ms > 0, 'tidal_check_run reports a device time')
-    call tidal_deallocate(ctx, x, status)
-    call tidal_deallocate(ctx, y, status)
-    call tidal_deallocate(ctx, z, status)
-    call expect_status(status, TIDAL_OK, 'deallocate z')
+    call deallocate_triad(ctx, x, y, z)
   end subroutine raw_validation_kernel
 end program test_prefetch

@@ -2,15 +2,6 @@
  * next policy in the chain. */
 #include "hook_table.h"
 
-static tidal_policy_verdict place(void *state, const tidal_place_request *request,
-                                  tidal_placement *out)
-{
-    (void)state;
-    (void)request;
-    (void)out;
-    return TIDAL_POLICY_DEFER;
-}
-
 static tidal_policy_verdict recover(void *state, const tidal_error_event *event,
                                     tidal_recovery *out)
 {
@@ -27,6 +18,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "defer-all", "defers every decision",
-                               NULL, NULL, NULL, place, recover, NULL, NULL};
+                               NULL, NULL, NULL, hook_table_defer_place, recover, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }

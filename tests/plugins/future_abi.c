@@ -4,15 +4,6 @@
 
 #define FUTURE_ABI_MINIMUM 2u
 
-static tidal_policy_verdict place(void *state, const tidal_place_request *request,
-                                  tidal_placement *out)
-{
-    (void)state;
-    (void)request;
-    (void)out;
-    return TIDAL_POLICY_DEFER;
-}
-
 TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint32_t *chosen_abi,
                                                         tidal_policy_hooks *hooks);
 
@@ -26,7 +17,7 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negotiate(uint32_t core_abi, uint3
         return TIDAL_ERROR_NOT_SUPPORTED;
     }
     tidal_policy_hooks mine = {sizeof mine, "future-abi", "needs policy ABI 2",
-                               NULL, NULL, NULL, place, NULL, NULL, NULL};
+                               NULL, NULL, NULL, hook_table_defer_place, NULL, NULL, NULL};
     *chosen_abi = FUTURE_ABI_MINIMUM;
     hook_table_fill(hooks, &mine);
     return TIDAL_OK;

@@ -33,6 +33,17 @@ static inline void hook_table_reason(tidal_placement *out, const char *reason)
         snprintf(out->reason, sizeof out->reason, "%s", reason);
 }
 
+/* A place hook with no opinion, so the chain goes on as if the plugin were not there: for
+ * defer-all, and for plugins whose point is how they load or negotiate rather than a decision. */
+static inline tidal_policy_verdict hook_table_defer_place(void *state, const tidal_place_request *request,
+                                                          tidal_placement *out)
+{
+    (void)state;
+    (void)request;
+    (void)out;
+    return TIDAL_POLICY_DEFER;
+}
+
 /* The usual negotiation: this tree's policy ABI, version 1. */
 static inline tidal_status hook_table_negotiate(uint32_t core_abi, uint32_t *chosen_abi,
                                                 tidal_policy_hooks *hooks,

@@ -2,15 +2,6 @@
  * it must fail with TIDAL_ERROR_PLUGIN naming the file and the missing symbol. */
 #include "hook_table.h"
 
-static tidal_policy_verdict place(void *state, const tidal_place_request *request,
-                                  tidal_placement *out)
-{
-    (void)state;
-    (void)request;
-    (void)out;
-    return TIDAL_POLICY_DEFER;
-}
-
 /* The misspelling is the point of this plugin. */
 TIDAL_POLICY_EXPORT tidal_status tidal_policy_negociate(uint32_t core_abi, uint32_t *chosen_abi,
                                                         tidal_policy_hooks *hooks);
@@ -19,6 +10,6 @@ TIDAL_POLICY_EXPORT tidal_status tidal_policy_negociate(uint32_t core_abi, uint3
                                                         tidal_policy_hooks *hooks)
 {
     tidal_policy_hooks mine = {sizeof mine, "missing-symbol", "exports a misspelt entry point",
-                               NULL, NULL, NULL, place, NULL, NULL, NULL};
+                               NULL, NULL, NULL, hook_table_defer_place, NULL, NULL, NULL};
     return hook_table_negotiate(core_abi, chosen_abi, hooks, &mine);
 }
