@@ -195,10 +195,14 @@ contains
        end if
        ! A product past 2**63 bytes can never be allocated: the C library's status for sizes
        ! that can never fit is OUT_OF_MEMORY, and the binding says the same.
-       if (shape(i) > 0 .and. bytes > huge(bytes) / shape(i)) then
-          call tidal_fail(status, TIDAL_ERROR_OUT_OF_MEMORY, &
-               'tidal_allocate: the shape needs more than 2**63 bytes, which no device has')
-          return
+       ! Nested, not `.and.`: Fortran may evaluate both operands, and a zero extent would
+       ! then divide by zero (SIGFPE in an unoptimised build).
+       if (shape(i) > 0) then
+          if (bytes > huge(bytes) / shape(i)) then
+             call tidal_fail(status, TIDAL_ERROR_OUT_OF_MEMORY, &
+                  'tidal_allocate: the shape needs more than 2**63 bytes, which no device has')
+             return
+          end if
        end if
        bytes = bytes * shape(i)
     end do
