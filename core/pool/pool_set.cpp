@@ -58,6 +58,8 @@ uint64_t PoolSet::trim()
     uint64_t released = 0;
     for (Entry &e : entries_)
         released += e.pool->trim();
+    for (auto &v : vendor_)
+        released += v->trim(settings_.release_threshold);
     return released;
 }
 

@@ -1,5 +1,7 @@
 #include "pool/vendor_pool.h"
 
+#include <algorithm>
+
 namespace tidal::pool {
 
 void *VendorPool::allocate(size_t bytes, StreamHandle stream)
@@ -30,7 +32,23 @@ PoolStats VendorPool::stats() const noexcept
     // Every call is the runtime's: allocations and runtime allocations are one count.
     s.allocations = s.upstream_acquires = gauges_.upstream_acquires();
     s.frees = s.upstream_releases = gauges_.upstream_releases();
+    uint64_t reserved = 0, used = 0;
+    if (runtime_.can_trim_stream_ordered_pool() && runtime_.pool_usage(device_, &reserved, &used) == 0) {
+        s.reserved_bytes = std::max<uint64_t>(reserved, s.in_use_bytes);
+        s.cached_bytes = reserved > used ? reserved - used : 0;
+    }
     return s;
+}
+
+uint64_t VendorPool::trim(uint64_t keep)
+{
+    if (!runtime_.can_trim_stream_ordered_pool())
+        return 0;
+    uint64_t before = 0, after = 0, used = 0;
+    runtime_.check(runtime_.pool_usage(device_, &before, &used), "reading the stream-ordered pool's usage");
+    runtime_.pool_trim(device_, keep);
+    runtime_.check(runtime_.pool_usage(device_, &after, &used), "reading the stream-ordered pool's usage");
+    return before > after ? before - after : 0;
 }
 
 } // namespace tidal::pool

@@ -3,8 +3,10 @@
 // call ordered on a stream -- the caller's for tidal_alloc_async / tidal_free_async, the
 // default stream otherwise. It exists so that applications and `tidal bench` can put the
 // vendor's pool and tidal's behind the same API and compare them. The vendor keeps its own
-// reserve (as its pool attributes say), so there is nothing here to trim; the counters give
-// tidal_pool_stats the same meaning for both backends, reserved bytes being what is in use.
+// reserve (as its pool attributes say); tidal_pool_trim trims it to [pool] release_threshold
+// where the runtime can (pool_trim), which also trims memory other users of the device's pool
+// left there: what a caller asking for memory back wants. Statistics count tidal's calls; the
+// reserved and cached bytes are the device pool's own figures where the runtime gives them.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +31,9 @@ public:
     // Returns the runtime's native code; a block the runtime did not take back stays counted.
     int deallocate(void *p, size_t bytes, StreamHandle stream) noexcept;
     PoolStats stats() const noexcept;
+    // Trims the runtime's pool to `keep` spare bytes; returns the bytes it gave back (0 where
+    // the runtime cannot trim). Throws the runtime's translated error.
+    uint64_t trim(uint64_t keep);
 
 private:
     Runtime &runtime_;

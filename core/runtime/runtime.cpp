@@ -76,6 +76,23 @@ int Runtime::free_async(int32_t device, void *ptr, void *stream) noexcept
     return ops_->free_async(instance_, device, ptr, stream);
 }
 
+void Runtime::pool_trim(int32_t device, uint64_t keep)
+{
+    check(ops_->pool_trim(instance_, device, keep),
+          [&] { return fmt::format("trimming the stream-ordered pool of device {} to {} spare bytes", device, keep); });
+}
+
+int Runtime::pool_usage(int32_t device, uint64_t *reserved, uint64_t *used) const noexcept
+{
+    uint64_t r = 0, u = 0;
+    const int rc = ops_->pool_usage(instance_, device, &r, &u);
+    if (rc == 0) {
+        *reserved = r;
+        *used = u;
+    }
+    return rc;
+}
+
 void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location)
 {
     if (!ops_->advise)

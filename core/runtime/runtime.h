@@ -42,6 +42,14 @@ public:
     bool has_stream_ordered_pool() const noexcept { return ops_->alloc_async && ops_->free_async; }
     void *alloc_async(int32_t device, size_t size, void *stream);
     int free_async(int32_t device, void *ptr, void *stream) noexcept;
+    // That pool's trim and usage (pool_trim / pool_usage), where the module has them.
+    bool can_trim_stream_ordered_pool() const noexcept
+    {
+        return has_stream_ordered_pool() && ops_->pool_trim && ops_->pool_usage;
+    }
+    void pool_trim(int32_t device, uint64_t keep);
+    // Returns the native code; `reserved` and `used` are set only on success.
+    int pool_usage(int32_t device, uint64_t *reserved, uint64_t *used) const noexcept;
     void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location);
     void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 

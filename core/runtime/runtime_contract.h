@@ -202,6 +202,16 @@ typedef struct tidal_rt_ops {
      *                     call overlap. `max_size` >= every item.size (it sizes the grid). */
     int (*kernel_batch_copy)(void *rt, int32_t device, const tidal_rt_copy_item *items,
                              uint32_t count, uint64_t max_size, void *stream);
+
+    /* Appended after kernel_batch_copy; optional as a pair, and only with alloc_async (NULL:
+     * tidal_pool_trim leaves the vendor's pool alone and its statistics count tidal's calls).
+     * Both act on `device`'s current memory pool, the one alloc_async draws from.
+     *  pool_trim:  gives the pool's unused memory back to the device until it holds at most
+     *              `keep` bytes beyond what is allocated (cudaMemPoolTrimTo / hipMemPoolTrimTo).
+     *  pool_usage: the bytes the pool holds from the device and the bytes allocated from it
+     *              (the ReservedMemCurrent / UsedMemCurrent attributes). */
+    int (*pool_trim)(void *rt, int32_t device, uint64_t keep);
+    int (*pool_usage)(void *rt, int32_t device, uint64_t *reserved, uint64_t *used);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

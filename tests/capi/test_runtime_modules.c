@@ -92,9 +92,10 @@ static uint64_t free_memory(tidal_context *ctx)
 }
 
 /* [pool] backend = "vendor": device memory comes from the module's stream-ordered pool, one
- * runtime call per allocation and free (the fake's pool keeps nothing back, so its memory is
- * free again at once, where tidal's own pool would keep its chunk); the caller's stream
- * reaches the runtime; other kinds still come from tidal's pools. */
+ * runtime call per allocation and free (the fake's pool keeps freed blocks, as CUDA's does
+ * with a release threshold, and the statistics show the pool's own reserve); tidal_pool_trim
+ * gives that reserve back; the caller's stream reaches the runtime; other kinds still come
+ * from tidal's pools. */
 static void test_vendor_backend_serves_device_memory(void **state)
 {
     (void)state;
@@ -119,7 +120,14 @@ static void test_vendor_backend_serves_device_memory(void **state)
     assert_int_equal(s.runtime_frees, 1);
     assert_int_equal(s.in_use_bytes, 0);
     assert_int_equal(s.in_use_high_water, size);
+    assert_int_equal(s.reserved_bytes, size); /* the vendor's pool keeps the block */
+    assert_true(free_memory(ctx) < total);
+    uint64_t released = 0;
+    assert_ok(tidal_pool_trim(ctx, &released));
+    assert_int_equal(released, size);
     assert_int_equal(free_memory(ctx), total);
+    s = device_pool_stats(ctx);
+    assert_int_equal(s.reserved_bytes, 0);
 
     /* Over-aligned blocks are padded, as straight from the runtime. */
     desc.alignment = 1u << 16;
@@ -137,6 +145,8 @@ static void test_vendor_backend_serves_device_memory(void **state)
     tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
     assert_ok(tidal_pointer_query(ctx, p, &info)); /* a refused free loses nothing */
     assert_ok(tidal_free_async(ctx, p, good));
+    assert_ok(tidal_pool_trim(ctx, &released));
+    assert_true(released >= 4096);
     assert_int_equal(free_memory(ctx), total);
 
     /* Pinned memory still comes from tidal's pool, which keeps its slab after the free. */
@@ -151,6 +161,30 @@ static void test_vendor_backend_serves_device_memory(void **state)
     /* A leak goes back to the vendor's pool when the context is destroyed. */
     desc.kind = TIDAL_KIND_DEVICE;
     assert_ok(tidal_alloc(ctx, 4096, &desc, &p));
+    assert_ok(tidal_context_destroy(ctx));
+    free(toml);
+    free(hip);
+}
+
+/* tidal_pool_trim leaves [pool] release_threshold spare in the vendor's pool too. */
+static void test_vendor_backend_trims_to_the_release_threshold(void **state)
+{
+    (void)state;
+    char *hip = hip_config("TIDAL_TEST_RUNTIME_DIR_FAKE");
+    char *toml = harness_format("%s[pool]\nbackend = \"vendor\"\nrelease_threshold = \"8MiB\"\n", hip);
+    tidal_context *ctx = harness_context(toml);
+    void *a = harness_alloc(ctx, TIDAL_KIND_DEVICE, 8u << 20, 0);
+    void *b = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4u << 20, 0);
+    assert_ok(tidal_free(ctx, a));
+    assert_ok(tidal_free(ctx, b));
+    assert_int_equal(device_pool_stats(ctx).reserved_bytes, 12u << 20);
+    uint64_t released = 0;
+    assert_ok(tidal_pool_trim(ctx, &released));
+    assert_int_equal(released, 4u << 20); /* 12 MiB spare, 8 MiB may stay */
+    assert_int_equal(device_pool_stats(ctx).reserved_bytes, 8u << 20);
+    void *again = harness_alloc(ctx, TIDAL_KIND_DEVICE, 8u << 20, 0); /* the kept block serves */
+    assert_int_equal(free_memory(ctx), ((uint64_t)16 << 30) - (8u << 20) - 256);
+    assert_ok(tidal_free(ctx, again));
     assert_ok(tidal_context_destroy(ctx));
     free(toml);
     free(hip);
@@ -273,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_fake_module_describes_its_device),
         cmocka_unit_test(test_fake_module_allocates),
         cmocka_unit_test(test_vendor_backend_serves_device_memory),
+        cmocka_unit_test(test_vendor_backend_trims_to_the_release_threshold),
         cmocka_unit_test(test_tidal_backend_keeps_its_chunk),
         cmocka_unit_test(test_module_with_other_abi_is_rejected),
         cmocka_unit_test(test_module_without_entry_symbol_is_rejected),

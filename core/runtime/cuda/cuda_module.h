@@ -47,6 +47,8 @@ int allocate(void *rt, int32_t kind, int32_t device, size_t size, void **out) no
 int release(void *rt, int32_t kind, int32_t device, void *ptr, size_t size) noexcept;
 int allocate_async(void *rt, int32_t device, size_t size, void *stream, void **out) noexcept;
 int release_async(void *rt, int32_t device, void *ptr, void *stream) noexcept;
+int pool_trim(void *rt, int32_t device, uint64_t keep) noexcept;
+int pool_usage(void *rt, int32_t device, uint64_t *reserved, uint64_t *used) noexcept;
 int host_register(void *rt, void *ptr, size_t size) noexcept;
 int host_unregister(void *rt, void *ptr) noexcept;
 int pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device) noexcept;

@@ -28,6 +28,8 @@ constexpr tidal_rt_ops make_ops()
     ops.free = release;
     ops.alloc_async = allocate_async;
     ops.free_async = release_async;
+    ops.pool_trim = pool_trim;
+    ops.pool_usage = pool_usage;
     ops.host_register = host_register;
     ops.host_unregister = host_unregister;
     ops.pointer_kind = pointer_kind;

@@ -105,6 +105,31 @@ int release_async(void *, int32_t device, void *ptr, void *stream) noexcept
     return settle(cudaFreeAsync(ptr, as_stream(stream)));
 }
 
+int pool_trim(void *, int32_t device, uint64_t keep) noexcept
+{
+    cudaMemPool_t pool = nullptr;
+    if (const cudaError_t status = cudaDeviceGetMemPool(&pool, device); status != cudaSuccess)
+        return settle(status);
+    return settle(cudaMemPoolTrimTo(pool, static_cast<size_t>(keep)));
+}
+
+int pool_usage(void *, int32_t device, uint64_t *reserved, uint64_t *used) noexcept
+{
+    cudaMemPool_t pool = nullptr;
+    if (const cudaError_t status = cudaDeviceGetMemPool(&pool, device); status != cudaSuccess)
+        return settle(status);
+    unsigned long long r = 0, u = 0; // cuuint64_t, which lives in the driver API's header
+    if (const cudaError_t status = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &r);
+        status != cudaSuccess)
+        return settle(status);
+    if (const cudaError_t status = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &u);
+        status != cudaSuccess)
+        return settle(status);
+    *reserved = r;
+    *used = u;
+    return static_cast<int>(cudaSuccess);
+}
+
 int host_register(void *, void *ptr, size_t size) noexcept
 {
     /* Default flags: with unified addressing the range is both mapped and portable. */

@@ -26,6 +26,8 @@ int rt_alloc(void *rt, int32_t kind, int32_t device, size_t size, void **out) no
 int rt_free(void *rt, int32_t kind, int32_t device, void *ptr, size_t size) noexcept;
 int rt_alloc_async(void *rt, int32_t device, size_t size, void *stream, void **out) noexcept;
 int rt_free_async(void *rt, int32_t device, void *ptr, void *stream) noexcept;
+int rt_pool_trim(void *rt, int32_t device, uint64_t keep) noexcept;
+int rt_pool_usage(void *rt, int32_t device, uint64_t *reserved, uint64_t *used) noexcept;
 int rt_host_register(void *rt, void *ptr, size_t size) noexcept;
 int rt_host_unregister(void *rt, void *ptr) noexcept;
 int rt_pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device) noexcept;

@@ -175,6 +175,33 @@ int rt_free_async(void *, int32_t device, void *ptr, void *stream) noexcept
     });
 }
 
+int rt_pool_trim(void *, int32_t device, uint64_t keep) noexcept
+{
+    return guarded([&] {
+        hipMemPool_t pool = nullptr;
+        if (const hipError_t rc = hipDeviceGetMemPool(&pool, device); rc != hipSuccess)
+            return rc;
+        return hipMemPoolTrimTo(pool, static_cast<size_t>(keep));
+    });
+}
+
+int rt_pool_usage(void *, int32_t device, uint64_t *reserved, uint64_t *used) noexcept
+{
+    return guarded([&] {
+        hipMemPool_t pool = nullptr;
+        if (const hipError_t rc = hipDeviceGetMemPool(&pool, device); rc != hipSuccess)
+            return rc;
+        uint64_t r = 0, u = 0;
+        if (const hipError_t rc = hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &r); rc != hipSuccess)
+            return rc;
+        if (const hipError_t rc = hipMemPoolGetAttribute(pool, hipMemPoolAttrUsedMemCurrent, &u); rc != hipSuccess)
+            return rc;
+        *reserved = r;
+        *used = u;
+        return hipSuccess;
+    });
+}
+
 int rt_host_register(void *, void *ptr, size_t size) noexcept
 {
     return guarded([&] { return hipHostRegister(ptr, size, hipHostRegisterDefault); });

@@ -111,6 +111,8 @@ constexpr tidal_rt_ops kHipOps = {
     .alloc_async = rt_alloc_async,
     .free_async = rt_free_async,
     .kernel_batch_copy = rt_kernel_batch_copy,
+    .pool_trim = rt_pool_trim,
+    .pool_usage = rt_pool_usage,
 #else
     // No hipcc-built kernels in this build: the core reports TIDAL_ERROR_NOT_SUPPORTED.
     .kernel_touch = nullptr,
@@ -125,6 +127,8 @@ constexpr tidal_rt_ops kHipOps = {
     .alloc_async = rt_alloc_async,
     .free_async = rt_free_async,
     .kernel_batch_copy = nullptr,
+    .pool_trim = rt_pool_trim,
+    .pool_usage = rt_pool_usage,
 #endif
 };
 

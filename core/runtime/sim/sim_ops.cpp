@@ -240,6 +240,8 @@ const tidal_rt_ops kSimOps = {
     .alloc_async = nullptr,
     .free_async = nullptr,
     .kernel_batch_copy = op_kernel_batch_copy,
+    .pool_trim = nullptr,
+    .pool_usage = nullptr,
 };
 
 } // namespace

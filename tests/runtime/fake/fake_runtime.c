@@ -2,7 +2,7 @@
  * A fake HIP runtime module for the C API tests: one device named "Fake GPU" whose memory of
  * every kind is malloc'd host memory. It implements only what a context needs to start,
  * describe its device and allocate (a stream-ordered pool included, for [pool] backend =
- * "vendor"); every other entry point is NULL, which the core reports as
+ * "vendor", which keeps freed blocks until trimmed); every other entry point is NULL, which the core reports as
  * TIDAL_ERROR_NOT_SUPPORTED. Native codes follow HIP's numbering (family HIP).
  *
  * Built twice: as tests/runtime/fake/tidal-runtime-hip.so, and with FAKE_RUNTIME_ABI=999 as
@@ -36,8 +36,20 @@ enum {
 /* The contract asks for at least 256 bytes for device kinds; one value serves all kinds. */
 #define FAKE_ALIGNMENT 256
 
+/* A block of the stream-ordered pool: this header, then FAKE_ALIGNMENT - sizeof header bytes
+ * of padding, then the caller's bytes. */
+struct fake_block {
+    size_t size;
+    struct fake_block *next; /* while kept by the pool */
+};
+
 struct fake_runtime {
     atomic_uint_fast64_t used;
+    /* The stream-ordered pool: freed blocks are kept (as a vendor pool with a release
+     * threshold keeps them) until pool_trim; tests are single-threaded, but a lock is cheap. */
+    atomic_flag pool_lock;
+    struct fake_block *kept;
+    uint64_t pool_reserved, pool_used;
 };
 
 static int fake_create(const tidal_options *options, const tidal_options_api *api, void **rt,
@@ -49,6 +61,9 @@ static int fake_create(const tidal_options *options, const tidal_options_api *ap
     if (fake == NULL)
         return FAKE_OUT_OF_MEMORY;
     atomic_init(&fake->used, 0);
+    atomic_flag_clear(&fake->pool_lock);
+    fake->kept = NULL;
+    fake->pool_reserved = fake->pool_used = 0;
     if (detail != NULL && detail_capacity > 0)
         snprintf(detail, detail_capacity, "fake HIP runtime for tests (ABI %u)",
                  (unsigned)FAKE_RUNTIME_ABI);
@@ -58,6 +73,12 @@ static int fake_create(const tidal_options *options, const tidal_options_api *ap
 
 static void fake_destroy(void *rt)
 {
+    struct fake_runtime *fake = rt;
+    while (fake->kept != NULL) {
+        struct fake_block *b = fake->kept;
+        fake->kept = b->next;
+        free(b);
+    }
     free(rt);
 }
 
@@ -159,31 +180,93 @@ static int fake_free(void *rt, int32_t kind, int32_t device, void *ptr, size_t s
 }
 
 /* The stream-ordered pool: device memory like fake_alloc's, preceded by a header that holds
- * its size (free_async is not told it). The stream handle FAKE_REFUSED_STREAM is refused with
+ * its size (free_async is not told it). A freed block is kept for the next request of its
+ * size until pool_trim. The stream handle FAKE_REFUSED_STREAM is refused with
  * hipErrorInvalidValue, so a test can see that the caller's stream reached the runtime. */
 #define FAKE_REFUSED_STREAM ((void *)(uintptr_t)0xbad)
 
+static void pool_lock(struct fake_runtime *fake)
+{
+    while (atomic_flag_test_and_set(&fake->pool_lock))
+        ;
+}
+
+static void pool_unlock(struct fake_runtime *fake)
+{
+    atomic_flag_clear(&fake->pool_lock);
+}
+
 static int fake_alloc_async(void *rt, int32_t device, size_t size, void *stream, void **out)
 {
+    struct fake_runtime *fake = rt;
     if (stream == FAKE_REFUSED_STREAM)
         return FAKE_INVALID_VALUE;
+    pool_lock(fake);
+    for (struct fake_block **at = &fake->kept; *at != NULL; at = &(*at)->next) {
+        if ((*at)->size != size)
+            continue;
+        struct fake_block *b = *at;
+        *at = b->next;
+        fake->pool_used += size;
+        pool_unlock(fake);
+        *out = (char *)b + FAKE_ALIGNMENT;
+        return FAKE_SUCCESS;
+    }
+    pool_unlock(fake);
     void *block = NULL;
     int rc = fake_alloc(rt, TIDAL_KIND_DEVICE, device, FAKE_ALIGNMENT + size, &block);
     if (rc != FAKE_SUCCESS)
         return rc;
-    memcpy(block, &size, sizeof size);
+    ((struct fake_block *)block)->size = size;
+    pool_lock(fake);
+    fake->pool_reserved += size;
+    fake->pool_used += size;
+    pool_unlock(fake);
     *out = (char *)block + FAKE_ALIGNMENT;
     return FAKE_SUCCESS;
 }
 
 static int fake_free_async(void *rt, int32_t device, void *ptr, void *stream)
 {
+    struct fake_runtime *fake = rt;
+    (void)device;
     if (stream == FAKE_REFUSED_STREAM)
         return FAKE_INVALID_VALUE;
-    void *block = (char *)ptr - FAKE_ALIGNMENT;
-    size_t size = 0;
-    memcpy(&size, block, sizeof size);
-    return fake_free(rt, TIDAL_KIND_DEVICE, device, block, FAKE_ALIGNMENT + size);
+    struct fake_block *b = (struct fake_block *)((char *)ptr - FAKE_ALIGNMENT);
+    pool_lock(fake);
+    b->next = fake->kept;
+    fake->kept = b;
+    fake->pool_used -= b->size;
+    pool_unlock(fake);
+    return FAKE_SUCCESS;
+}
+
+static int fake_pool_trim(void *rt, int32_t device, uint64_t keep)
+{
+    struct fake_runtime *fake = rt;
+    if (device != 0)
+        return FAKE_INVALID_DEVICE;
+    pool_lock(fake);
+    while (fake->kept != NULL && fake->pool_reserved - fake->pool_used > keep) {
+        struct fake_block *b = fake->kept;
+        fake->kept = b->next;
+        fake->pool_reserved -= b->size;
+        fake_free(rt, TIDAL_KIND_DEVICE, device, b, FAKE_ALIGNMENT + b->size);
+    }
+    pool_unlock(fake);
+    return FAKE_SUCCESS;
+}
+
+static int fake_pool_usage(void *rt, int32_t device, uint64_t *reserved, uint64_t *used)
+{
+    struct fake_runtime *fake = rt;
+    if (device != 0)
+        return FAKE_INVALID_DEVICE;
+    pool_lock(fake);
+    *reserved = fake->pool_reserved;
+    *used = fake->pool_used;
+    pool_unlock(fake);
+    return FAKE_SUCCESS;
 }
 
 static int fake_pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device)
@@ -213,6 +296,8 @@ static const tidal_rt_ops fake_ops = {
     .pointer_kind = fake_pointer_kind,
     .alloc_async = fake_alloc_async,
     .free_async = fake_free_async,
+    .pool_trim = fake_pool_trim,
+    .pool_usage = fake_pool_usage,
     /* Everything else stays NULL: not supported by the fake. */
 };
 
