@@ -351,18 +351,8 @@ void MigrationScheduler::apply_advice(Unit &u, uintptr_t start, uint32_t bits)
     const void *ptr = reinterpret_cast<const void *>(start);
     const size_t size = u.size;
     const int32_t home = u.alloc_device;
-    device(u.device).steps.push_back([this, ptr, size, home, bits] {
-        if (bits & TIDAL_ADVICE_READ_MOSTLY)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, home);
-        if (bits & TIDAL_ADVICE_PREFERRED_DEVICE)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, home);
-        if (bits & TIDAL_ADVICE_PREFERRED_HOST)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
-        if (bits & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, home);
-        if (bits & TIDAL_ADVICE_COARSE_GRAIN)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, home);
-    });
+    device(u.device).steps.push_back(
+        [this, ptr, size, home, bits] { runtime_.advise_bits(ptr, size, bits, AdviceAction::set, home); });
     u.advice |= bits;
     u.applied |= bits;
 }
@@ -658,7 +648,6 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
         return;
     std::lock_guard lock(mutex_);
     const uintptr_t base = reinterpret_cast<uintptr_t>(owner.base);
-    const tidal_rt_ops &ops = runtime_.ops();
     const auto first = units_.lower_bound(base);
     if (first == units_.end() || first->first >= base + owner.size)
         return; // nothing of it was ever moved: no queued work can touch it
@@ -679,18 +668,8 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
         // Pooled blocks go to a new owner: they must not carry this one's advice. Coarse grain
         // must go even from memory the runtime frees (it survives hipFree on AMD).
         const uint32_t unset = owner.pooled ? u.applied : (u.applied & TIDAL_ADVICE_COARSE_GRAIN);
-        if (unset && ops.advise) {
-            const void *p = reinterpret_cast<const void *>(it->first);
-            void *rt = runtime_.instance();
-            if (unset & TIDAL_ADVICE_READ_MOSTLY)
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, u.alloc_device);
-            if (unset & (TIDAL_ADVICE_PREFERRED_DEVICE | TIDAL_ADVICE_PREFERRED_HOST))
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, u.alloc_device);
-            if (unset & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, u.alloc_device);
-            if (unset & TIDAL_ADVICE_COARSE_GRAIN)
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, u.alloc_device);
-        }
+        runtime_.advise_bits_noexcept(reinterpret_cast<const void *>(it->first), u.size, unset, AdviceAction::unset,
+                                      u.alloc_device);
         it = units_.erase(it);
     }
     tracked_.store(units_.size(), std::memory_order_relaxed);
