@@ -27,6 +27,13 @@ constexpr int kMaxRecoveryAttempts = 4;
 bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
 bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
 
+// The advice tidal gives the runtime for a record. MANAGED_COARSE memory gets its coarse grain
+// from the runtime at allocation.
+uint32_t runtime_advice(const AllocationRecord &r)
+{
+    return r.kind == TIDAL_KIND_MANAGED ? r.advice : r.advice & ~TIDAL_ADVICE_COARSE_GRAIN;
+}
+
 // What the runtime contract promises without over-allocating.
 size_t natural_alignment(tidal_kind k) { return is_host(k) ? 64 : 256; }
 
@@ -300,40 +307,23 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
 
 void Context::apply_advice(const AllocationRecord &r)
 {
-    if (!is_managed(r.kind) || r.advice == 0)
-        return;
-    const int32_t dev = r.runtime_device;
-    if (r.advice & TIDAL_ADVICE_READ_MOSTLY)
-        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, dev);
-    if (r.advice & TIDAL_ADVICE_PREFERRED_DEVICE)
-        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, dev);
-    if (r.advice & TIDAL_ADVICE_PREFERRED_HOST)
-        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
-    if (r.advice & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
-        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, dev);
-    // MANAGED_COARSE memory gets its coarse-grain advice from the runtime at allocation.
-    if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED)
-        runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, dev);
+    if (is_managed(r.kind))
+        runtime_->advise_bits(r.raw, r.raw_size, runtime_advice(r), AdviceAction::set, r.runtime_device);
 }
 
 void Context::unset_advice(const AllocationRecord &r) noexcept
 {
     // Advice outlives the owner: coarse grain survives hipFree on AMD (Kokkos unsets it first),
     // and a pooled block's next owner must not inherit this one's advice.
-    if (!is_managed(r.kind) || r.advice == 0 || !runtime_->ops().advise)
+    if (!is_managed(r.kind))
         return;
-    auto unset = [&](uint32_t bit, tidal_rt_advice advice, int32_t location) {
-        if (r.advice & bit)
-            runtime_->ops().advise(runtime_->instance(), r.raw, r.raw_size, advice, location);
-    };
-    if (r.kind == TIDAL_KIND_MANAGED)
-        unset(TIDAL_ADVICE_COARSE_GRAIN, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, r.runtime_device);
+    const uint32_t bits = runtime_advice(r);
+    runtime_->advise_bits_noexcept(r.raw, r.raw_size, bits & TIDAL_ADVICE_COARSE_GRAIN, AdviceAction::unset,
+                                   r.runtime_device);
     if (!r.pooled)
         return; // the runtime forgets the rest with the memory
-    unset(TIDAL_ADVICE_READ_MOSTLY, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, r.runtime_device);
-    unset(TIDAL_ADVICE_PREFERRED_DEVICE | TIDAL_ADVICE_PREFERRED_HOST, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION,
-          r.runtime_device);
-    unset(TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, r.runtime_device);
+    runtime_->advise_bits_noexcept(r.raw, r.raw_size, bits & ~TIDAL_ADVICE_COARSE_GRAIN, AdviceAction::unset,
+                                   r.runtime_device);
 }
 
 void Context::release_record(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
@@ -487,33 +477,9 @@ void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
                     fmt::format("coarse-grain advice on device {}, which has no fine/coarse-grained memory (AMD only)",
                                 r.runtime_device),
                     "leave TIDAL_ADVICE_COARSE_GRAIN out on this device");
-    const int32_t dev = r.runtime_device;
-    struct Bit {
-        uint32_t bit;
-        tidal_rt_advice on, off;
-        int32_t location;
-    };
-    const Bit bits[] = {
-        {TIDAL_ADVICE_READ_MOSTLY, TIDAL_RT_ADVISE_SET_READ_MOSTLY, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, dev},
-        {TIDAL_ADVICE_PREFERRED_DEVICE, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, dev},
-        {TIDAL_ADVICE_PREFERRED_HOST, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION,
-         TIDAL_RT_LOCATION_HOST},
-        {TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_RT_ADVISE_SET_ACCESSED_BY, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, dev},
-        {TIDAL_ADVICE_COARSE_GRAIN, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, dev},
-    };
-    uint32_t advice = r.advice;
-    for (const Bit &b : bits) {
-        if (unset & b.bit) {
-            runtime_->advise(ptr, size, b.off, b.location);
-            advice &= ~b.bit;
-        }
-    }
-    for (const Bit &b : bits) {
-        if (set & b.bit) {
-            runtime_->advise(ptr, size, b.on, b.location);
-            advice |= b.bit;
-        }
-    }
+    runtime_->advise_bits(ptr, size, unset, AdviceAction::unset, r.runtime_device);
+    runtime_->advise_bits(ptr, size, set, AdviceAction::set, r.runtime_device);
+    uint32_t advice = (r.advice & ~unset) | set;
     // The record remembers it, so a free unsets it (and a pooled block's next owner starts
     // clean). A preferred location set for the device replaces one set for the host.
     if (set & TIDAL_ADVICE_PREFERRED_DEVICE)

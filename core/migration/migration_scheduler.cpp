@@ -39,6 +39,12 @@ std::string where(int32_t device)
     return device == TIDAL_DEVICE_HOST ? std::string("the host") : fmt::format("device {}", device);
 }
 
+MigrationWorker::Range span(const void *ptr, size_t size)
+{
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+    return {lo, lo + size};
+}
+
 } // namespace
 
 MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, const PolicyChain &chain,
@@ -290,11 +296,11 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
     // with no copy back. Written data must travel back (~10 GB/s on the H200).
     const bool clean = !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) && runtime_.ops().advise;
     void *ms = migration_stream(d);
-    std::vector<std::function<void()>> &steps = ds.evictor ? ds.evict_steps : ds.steps;
+    std::vector<Step> &steps = ds.evictor ? ds.evict_steps : ds.steps;
     if (clean) {
         const uint32_t advice = u.advice;
         const int32_t home = u.alloc_device;
-        steps.push_back([this, ptr, size, d, advice, home] {
+        steps.push_back({span(ptr, size), [this, ptr, size, d, advice, home] {
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, d);
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, d);
@@ -302,13 +308,13 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
                 runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, home);
             else if (!(advice & TIDAL_ADVICE_PREFERRED_HOST))
                 runtime_.advise(ptr, size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, d);
-        });
+        }});
         ds.stats.dropped_bytes += size;
     } else {
-        steps.push_back([this, ptr, size, d, ms] {
+        steps.push_back({span(ptr, size), [this, ptr, size, d, ms] {
             runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
                            [&] { return fmt::format("evicting {} bytes at {} from device {}", size, ptr, d); });
-        });
+        }});
         ds.stats.evicted_bytes += size;
     }
     ++ds.stats.evictions;
@@ -351,18 +357,9 @@ void MigrationScheduler::apply_advice(Unit &u, uintptr_t start, uint32_t bits)
     const void *ptr = reinterpret_cast<const void *>(start);
     const size_t size = u.size;
     const int32_t home = u.alloc_device;
-    device(u.device).steps.push_back([this, ptr, size, home, bits] {
-        if (bits & TIDAL_ADVICE_READ_MOSTLY)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, home);
-        if (bits & TIDAL_ADVICE_PREFERRED_DEVICE)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, home);
-        if (bits & TIDAL_ADVICE_PREFERRED_HOST)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
-        if (bits & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_ACCESSED_BY, home);
-        if (bits & TIDAL_ADVICE_COARSE_GRAIN)
-            runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, home);
-    });
+    device(u.device).steps.push_back({span(ptr, size), [this, ptr, size, home, bits] {
+        runtime_.advise_bits(ptr, size, bits, AdviceAction::set, home);
+    }});
     u.advice |= bits;
     u.applied |= bits;
 }
@@ -370,33 +367,36 @@ void MigrationScheduler::apply_advice(Unit &u, uintptr_t start, uint32_t bits)
 std::shared_ptr<MigrationScheduler::Batch> MigrationScheduler::record_batch(int32_t d, void *ms)
 {
     auto batch = std::make_shared<Batch>(events_, d, events_.acquire(d));
-    device(d).steps.push_back([this, batch, ms] {
+    device(d).steps.push_back({{}, [this, batch, ms] {
         runtime_.check(runtime_.ops().event_record(runtime_.instance(), batch->event, ms),
                        "recording the end of a migration");
-    });
+    }});
     unsubmitted_.push_back(batch);
     return batch;
 }
 
 void MigrationScheduler::submit_steps()
 {
+    auto submit = [](MigrationWorker &w, std::vector<Step> &steps) {
+        std::vector<MigrationWorker::Range> touched;
+        for (const Step &step : steps)
+            if (step.touches.lo < step.touches.hi)
+                touched.push_back(step.touches);
+        const uint64_t seq = w.submit([steps = std::move(steps)] {
+            for (const Step &step : steps)
+                step.run();
+        }, std::move(touched));
+        steps.clear();
+        return seq;
+    };
     for (size_t d = 0; d < devices_.size(); ++d) {
         DeviceState &ds = devices_[d];
-        if (!ds.evict_steps.empty()) {
-            ds.evictor->submit([steps = std::move(ds.evict_steps)] {
-                for (const auto &step : steps)
-                    step();
-            });
-            ds.evict_steps.clear();
-        }
+        if (!ds.evict_steps.empty())
+            submit(*ds.evictor, ds.evict_steps);
         if (ds.steps.empty())
             continue;
         MigrationWorker &w = *ds.worker;
-        const uint64_t seq = w.submit([steps = std::move(ds.steps)] {
-            for (const auto &step : steps)
-                step();
-        });
-        ds.steps.clear();
+        const uint64_t seq = submit(w, ds.steps);
         for (auto &b : unsubmitted_)
             if (b->device == static_cast<int32_t>(d)) {
                 b->worker = &w;
@@ -448,10 +448,10 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::move
             moved.push_back(&u);
         }
         const void *ptr = reinterpret_cast<const void *>(needs[i].start);
-        ds.steps.push_back([this, ptr, bytes, d, ms] {
+        ds.steps.push_back({span(ptr, bytes), [this, ptr, bytes, d, ms] {
             runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, bytes, d, ms),
                            [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
-        });
+        }});
         ++ds.stats.migration_calls;
         ds.stats.migrated_bytes += bytes;
         i = j;
@@ -514,10 +514,10 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
             void *ms = migration_stream(from);
             const void *ptr = reinterpret_cast<const void *>(it->first);
             const size_t size = u.size;
-            devices_[static_cast<size_t>(from)].steps.push_back([this, ptr, size, ms] {
+            devices_[static_cast<size_t>(from)].steps.push_back({span(ptr, size), [this, ptr, size, ms] {
                 runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
                                "moving a range declared for the host back from its device");
-            });
+            }});
             devices_[static_cast<size_t>(from)].resident -= size;
             u.device = -1;
             u.ready.reset();
@@ -597,13 +597,13 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     const uint64_t chunk = settings_.chunk_size;
     const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
     // Queued moves of this range (lookahead) go first; then one call for exactly the range,
-    // issued here and waited for, as a hand-written program would.
-    for (DeviceState &ds : devices_) {
-        if (ds.evictor)
-            ds.evictor->drain();
-        if (ds.worker)
-            ds.worker->drain();
-    }
+    // issued here and waited for, as a hand-written program would. Jobs on other ranges go on:
+    // every job touches whole units, so one on a unit this call updates touches the range.
+    const MigrationWorker::Range wanted = span(r.ptr, r.size);
+    for (DeviceState &ds : devices_)
+        for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
+            if (w)
+                w->wait_overlapping(wanted.lo, wanted.hi);
     auto issue = [&] {
         auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
         runtime_.check(runtime_.ops().prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
@@ -658,7 +658,6 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
         return;
     std::lock_guard lock(mutex_);
     const uintptr_t base = reinterpret_cast<uintptr_t>(owner.base);
-    const tidal_rt_ops &ops = runtime_.ops();
     const auto first = units_.lower_bound(base);
     if (first == units_.end() || first->first >= base + owner.size)
         return; // nothing of it was ever moved: no queued work can touch it
@@ -679,18 +678,8 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
         // Pooled blocks go to a new owner: they must not carry this one's advice. Coarse grain
         // must go even from memory the runtime frees (it survives hipFree on AMD).
         const uint32_t unset = owner.pooled ? u.applied : (u.applied & TIDAL_ADVICE_COARSE_GRAIN);
-        if (unset && ops.advise) {
-            const void *p = reinterpret_cast<const void *>(it->first);
-            void *rt = runtime_.instance();
-            if (unset & TIDAL_ADVICE_READ_MOSTLY)
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, u.alloc_device);
-            if (unset & (TIDAL_ADVICE_PREFERRED_DEVICE | TIDAL_ADVICE_PREFERRED_HOST))
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, u.alloc_device);
-            if (unset & TIDAL_ADVICE_ACCESSED_BY_DEVICE)
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, u.alloc_device);
-            if (unset & TIDAL_ADVICE_COARSE_GRAIN)
-                ops.advise(rt, p, u.size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, u.alloc_device);
-        }
+        runtime_.advise_bits_noexcept(reinterpret_cast<const void *>(it->first), u.size, unset, AdviceAction::unset,
+                                      u.alloc_device);
         it = units_.erase(it);
     }
     tracked_.store(units_.size(), std::memory_order_relaxed);

@@ -107,6 +107,12 @@ private:
         std::vector<UnitRef> lookahead;
         std::deque<Closing> closing; // oldest first
     };
+    // A runtime call for a worker, with the memory it touches (none: {0, 0}), so that an
+    // explicit prefetch waits only for the calls on its range.
+    struct Step {
+        MigrationWorker::Range touches;
+        std::function<void()> run;
+    };
     struct DeviceState {
         uint64_t budget = 0;
         uint64_t resident = 0;
@@ -114,10 +120,10 @@ private:
         std::vector<void *> streams; // made on first use
         size_t next_stream = 0;
         std::unique_ptr<MigrationWorker> worker;      // made with the first stream
-        std::vector<std::function<void()>> steps;     // runtime calls of the declaration in hand
+        std::vector<Step> steps;                      // runtime calls of the declaration in hand
         // [migration] parallel_eviction: evictions go to a worker of their own.
         std::unique_ptr<MigrationWorker> evictor;
-        std::vector<std::function<void()>> evict_steps;
+        std::vector<Step> evict_steps;
     };
     // A unit this declaration needs on a device, and what to do about it.
     struct Need {

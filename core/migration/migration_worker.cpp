@@ -1,5 +1,6 @@
 #include "migration/migration_worker.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tidal {
@@ -31,7 +32,7 @@ void MigrationWorker::rethrow_locked(std::unique_lock<std::mutex> &lock)
     std::rethrow_exception(e);
 }
 
-uint64_t MigrationWorker::submit(std::function<void()> job)
+uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> ranges)
 {
     std::unique_lock lock(mutex_);
     rethrow_locked(lock);
@@ -50,7 +51,7 @@ uint64_t MigrationWorker::submit(std::function<void()> job)
             error_ = failed; // reported by the next wait(), as a threaded worker would
         return seq;
     }
-    queue_.push_back(std::move(job));
+    queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges)});
     const uint64_t seq = ++submitted_;
     lock.unlock();
     wake_.notify_one();
@@ -62,6 +63,23 @@ void MigrationWorker::wait(uint64_t seq)
     std::unique_lock lock(mutex_);
     finished_.wait(lock, [&] { return completed_ >= seq; });
     rethrow_locked(lock);
+}
+
+void MigrationWorker::wait_overlapping(uintptr_t lo, uintptr_t hi)
+{
+    uint64_t seq = 0;
+    {
+        std::lock_guard lock(mutex_);
+        auto overlaps = [&](const Job &job) {
+            return std::any_of(job.ranges.begin(), job.ranges.end(), [&](const Range &r) { return r.lo < hi && lo < r.hi; });
+        };
+        if (overlaps(running_))
+            seq = running_.seq;
+        for (const Job &job : queue_)
+            if (overlaps(job))
+                seq = job.seq;
+    }
+    wait(seq); // jobs finish in order: the last overlapping one covers the others
 }
 
 bool MigrationWorker::done(uint64_t seq) const
@@ -83,8 +101,9 @@ void MigrationWorker::run()
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (queue_.empty())
             return; // stopping, nothing left
-        std::function<void()> job = std::move(queue_.front());
+        running_ = std::move(queue_.front());
         queue_.pop_front();
+        std::function<void()> job = std::move(running_.run);
         lock.unlock();
         std::exception_ptr failed;
         try {
@@ -96,6 +115,7 @@ void MigrationWorker::run()
         if (failed && !error_)
             error_ = failed;
         ++completed_;
+        running_.ranges.clear();
         finished_.notify_all();
     }
 }

@@ -15,6 +15,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace tidal {
 
@@ -28,10 +29,18 @@ public:
     MigrationWorker(const MigrationWorker &) = delete;
     MigrationWorker &operator=(const MigrationWorker &) = delete;
 
-    // Queues `job`; returns its sequence number (1, 2, ...). Rethrows a kept error first.
-    uint64_t submit(std::function<void()> job);
+    // Addresses [lo, hi) a job's runtime calls touch.
+    struct Range {
+        uintptr_t lo, hi;
+    };
+
+    // Queues `job`, which touches `ranges`; returns its sequence number (1, 2, ...). Rethrows
+    // a kept error first.
+    uint64_t submit(std::function<void()> job, std::vector<Range> ranges = {});
     // Waits until job `seq` (and all before it) has run. Rethrows a kept error.
     void wait(uint64_t seq);
+    // Waits until no job queued or running touches [lo, hi). Rethrows a kept error.
+    void wait_overlapping(uintptr_t lo, uintptr_t hi);
     // Waits for everything queued so far.
     void drain() { wait(last_submitted()); }
     bool done(uint64_t seq) const;
@@ -43,7 +52,13 @@ private:
 
     mutable std::mutex mutex_;
     std::condition_variable wake_, finished_;
-    std::deque<std::function<void()>> queue_;
+    struct Job {
+        uint64_t seq = 0;
+        std::function<void()> run;
+        std::vector<Range> ranges;
+    };
+    std::deque<Job> queue_;
+    Job running_; // its ranges, while the thread runs it
     uint64_t submitted_ = 0;
     uint64_t completed_ = 0;
     std::exception_ptr error_;

@@ -7,6 +7,39 @@
 #include "status/error_table.h"
 
 namespace tidal {
+namespace {
+
+struct AdviceBit {
+    uint32_t bit;
+    tidal_rt_advice set, unset;
+    bool host;
+};
+constexpr AdviceBit kAdviceBits[] = {
+    {TIDAL_ADVICE_READ_MOSTLY, TIDAL_RT_ADVISE_SET_READ_MOSTLY, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, false},
+    {TIDAL_ADVICE_PREFERRED_DEVICE, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, false},
+    {TIDAL_ADVICE_PREFERRED_HOST, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION, true},
+    {TIDAL_ADVICE_ACCESSED_BY_DEVICE, TIDAL_RT_ADVISE_SET_ACCESSED_BY, TIDAL_RT_ADVISE_UNSET_ACCESSED_BY, false},
+    {TIDAL_ADVICE_COARSE_GRAIN, TIDAL_RT_ADVISE_SET_COARSE_GRAIN, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, false},
+};
+
+// Calls `call(advice, location)` for each runtime advice `bits` stand for.
+template <typename Call> void for_each_advice(uint32_t bits, AdviceAction action, int32_t device, Call &&call)
+{
+    for (const AdviceBit &b : kAdviceBits) {
+        if (!(bits & b.bit))
+            continue;
+        if (action == AdviceAction::set) {
+            call(b.set, b.host ? TIDAL_RT_LOCATION_HOST : device);
+            continue;
+        }
+        // Runtimes ignore the location of an unset preferred location, and one clears either.
+        if (b.bit == TIDAL_ADVICE_PREFERRED_HOST && (bits & TIDAL_ADVICE_PREFERRED_DEVICE))
+            continue;
+        call(b.unset, device);
+    }
+}
+
+} // namespace
 
 Runtime::Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
                  std::optional<SharedLibrary> module)
@@ -99,6 +132,26 @@ void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32
         throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime takes no memory advice", ops_->name));
     check(ops_->advise(instance_, ptr, size, advice, location),
           [&] { return fmt::format("memory advice {} on {} bytes at {}", static_cast<int>(advice), size, ptr); });
+}
+
+void Runtime::advise_bits(const void *ptr, size_t size, uint32_t bits, AdviceAction action, int32_t device)
+{
+    for_each_advice(bits, action, device,
+                    [&](tidal_rt_advice advice, int32_t location) { advise(ptr, size, advice, location); });
+}
+
+int Runtime::advise_bits_noexcept(const void *ptr, size_t size, uint32_t bits, AdviceAction action,
+                                  int32_t device) noexcept
+{
+    if (!ops_->advise)
+        return 0;
+    int first = 0;
+    for_each_advice(bits, action, device, [&](tidal_rt_advice advice, int32_t location) {
+        const int rc = ops_->advise(instance_, ptr, size, advice, location);
+        if (first == 0)
+            first = rc;
+    });
+    return first;
 }
 
 void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes)

@@ -14,6 +14,8 @@
 
 namespace tidal {
 
+enum class AdviceAction { set, unset };
+
 class Runtime {
 public:
     // Takes ownership of `instance` (destroyed through ops->destroy) and of `module`.
@@ -51,6 +53,16 @@ public:
     // Returns the native code; `reserved` and `used` are set only on success.
     int pool_usage(int32_t device, uint64_t *reserved, uint64_t *used) const noexcept;
     void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location);
+    // The one translation of TIDAL_ADVICE_* bits into runtime advice: one call per bit, in the
+    // order of the bits' values; `device` is the location of every bit but preferred-host.
+    // Preferred device and preferred host are one runtime attribute, so unsetting either or
+    // both is one call. No bits, no call (and no error from a runtime that takes no advice).
+    // Throws at the first failing call: the bits after it are left as they were.
+    void advise_bits(const void *ptr, size_t size, uint32_t bits, AdviceAction action, int32_t device);
+    // The same for paths that must go on (frees, teardown): every bit is tried, and a runtime
+    // that takes no advice is no failure. Returns the first failing call's native code, or 0.
+    int advise_bits_noexcept(const void *ptr, size_t size, uint32_t bits, AdviceAction action,
+                             int32_t device) noexcept;
     void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 
     // Throws the translated error for a non-zero native code. `what` describes the operation:

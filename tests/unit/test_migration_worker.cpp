@@ -3,13 +3,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "gate.h"
 #include "migration/migration_worker.h"
 
 using tidal::MigrationWorker;
+using namespace tidal::test;
 
 TEST_CASE("migration worker: jobs run in order on another thread; wait covers earlier jobs")
 {
@@ -69,4 +72,41 @@ TEST_CASE("migration worker: destruction runs what is queued")
             w.submit([&] { ran.fetch_add(1); });
     }
     CHECK(ran.load() == 100);
+}
+
+TEST_CASE("migration worker: wait_overlapping waits for the jobs touching the range, queued or running")
+{
+    MigrationWorker w;
+    Gate gate; // after the worker: released before the worker joins
+    std::atomic<int> ran{0};
+    w.submit([&] { gate.pass(); ran.fetch_add(1); }, {{0x1000, 0x2000}});
+    w.submit([&] { ran.fetch_add(1); }, {{0x8000, 0x9000}, {0xa000, 0xb000}}); // queued behind
+    REQUIRE(gate.reached_within(kBound));
+    uintptr_t lo = 0, hi = 0;
+    int must_have_run = 0;
+    SUBCASE("running") { lo = 0x1fff, hi = 0x3000, must_have_run = 1; }
+    SUBCASE("queued") { lo = 0xa800, hi = 0xa900, must_have_run = 2; }
+    auto waiter = std::async(std::launch::async, [&] {
+        w.wait_overlapping(lo, hi);
+        return ran.load();
+    });
+    CHECK(waiter.wait_for(kStillWaiting) == std::future_status::timeout);
+    gate.release();
+    CHECK(finish(waiter, "wait_overlapping after its job ran") >= must_have_run);
+}
+
+TEST_CASE("migration worker: wait_overlapping does not wait for jobs touching other addresses")
+{
+    MigrationWorker w;
+    Gate gate;
+    w.submit([&] { gate.pass(); }, {{0x1000, 0x2000}});
+    w.submit([] {}, {{0x4000, 0x5000}});
+    w.submit([] {}); // touches no memory (an event record)
+    REQUIRE(gate.reached_within(kBound));
+    auto waiter = std::async(std::launch::async, [&] { w.wait_overlapping(0x2000, 0x4000); }); // half-open ranges
+    CHECK(waiter.wait_for(kBound) == std::future_status::ready);
+    CHECK_FALSE(w.done(1));
+    gate.release(); // a waiter that blocked by mistake ends here, after the check above failed
+    finish(waiter, "wait_overlapping once the gate opened");
+    w.drain();
 }
