@@ -391,9 +391,9 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
             runtime_->check(rc, "synchronising the stream before freeing unpooled memory");
         }
     }
-    if ((r.advice & TIDAL_ADVICE_COARSE_GRAIN) && r.kind == TIDAL_KIND_MANAGED) {
+    if (const uint32_t coarse = runtime_advice(r) & TIDAL_ADVICE_COARSE_GRAIN) {
         try {
-            runtime_->advise(r.raw, r.raw_size, TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN, r.runtime_device);
+            runtime_->advise_bits(r.raw, r.raw_size, coarse, AdviceAction::unset, r.runtime_device);
         } catch (...) {
             registry_.insert(r); // still allocated: keep it known, so nothing is lost
             throw;
