@@ -604,6 +604,20 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
         for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
             if (w)
                 w->wait_overlapping(wanted.lo, wanted.hi);
+    // Issued is not done: those moves run on migration streams, which do not order with the
+    // default stream this call uses, so it also waits on the events recorded after them (one
+    // wait per batch; a completed one costs the runtime nothing, and the simulated device,
+    // whose queries always say complete, needs the wait to start the call after the move).
+    std::vector<std::shared_ptr<Batch>> moves;
+    for (uint64_t i = lo / chunk; i * chunk < hi; ++i)
+        if (auto it = units_.find(base + i * chunk); it != units_.end() && it->second.ready &&
+                                                     std::find(moves.begin(), moves.end(), it->second.ready) == moves.end())
+            moves.push_back(it->second.ready);
+    for (const auto &b : moves) {
+        wait_for(b);
+        runtime_.check(runtime_.ops().stream_wait_event(runtime_.instance(), nullptr, b->event),
+                       "ordering an explicit prefetch after tidal's migrations of the range");
+    }
     auto issue = [&] {
         auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
         runtime_.check(runtime_.ops().prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);

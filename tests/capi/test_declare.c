@@ -375,6 +375,38 @@ static void test_lookahead_overlaps_transfer_and_compute(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+static double prefetch_seconds(tidal_context *ctx, void *p, size_t size, int32_t device)
+{
+    double t0 = 0, t1 = 0;
+    assert_ok(tidal_clock(ctx, &t0));
+    assert_ok(tidal_prefetch(ctx, p, size, device));
+    assert_ok(tidal_clock(ctx, &t1));
+    return t1 - t0;
+}
+
+/* An explicit prefetch of a range whose lookahead move is still in flight (on a migration
+ * stream) starts after that move: the range ends where the later call put it. */
+static void test_explicit_prefetch_waits_for_the_lookahead_move_of_its_range(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context(SIM_MIGRATION);
+    const size_t size = 64 * MiB;
+    void *probe = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, 0);
+    const double in = prefetch_seconds(ctx, probe, size, 0);
+    const double out = prefetch_seconds(ctx, probe, size, TIDAL_DEVICE_HOST);
+    void *data = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, 0);
+    double t0 = 0, t1 = 0;
+    assert_ok(tidal_clock(ctx, &t0));
+    assert_ok(declare1(ctx, NULL, data, size, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
+    assert_ok(tidal_prefetch(ctx, data, size, TIDAL_DEVICE_HOST));
+    assert_ok(tidal_clock(ctx, &t1));
+    assert_true(t1 - t0 >= 0.95 * (in + out)); /* not the two moves at once */
+    assert_int_equal(harness_prefetch_location(ctx, data, size), TIDAL_DEVICE_HOST);
+    assert_ok(tidal_free(ctx, data));
+    assert_ok(tidal_free(ctx, probe));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 /* The xnack policy follows the device: managed memory where pages migrate on fault, device
  * memory where they do not (AMD XNACK off). */
 static void test_xnack_policy_follows_the_device(void **state)
@@ -421,6 +453,7 @@ int main(void)
         HARNESS_SIM_TEST(test_stream_ordered_free_is_reused_on_its_stream),
         HARNESS_SIM_TEST(test_clock_and_spin),
         cmocka_unit_test(test_lookahead_overlaps_transfer_and_compute),
+        cmocka_unit_test(test_explicit_prefetch_waits_for_the_lookahead_move_of_its_range),
         cmocka_unit_test(test_xnack_policy_follows_the_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
