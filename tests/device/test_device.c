@@ -172,6 +172,73 @@ static void declarations(tidal_context *ctx, int32_t d)
     EXPECT_STATUS(tidal_stream_destroy(ctx, stream), TIDAL_OK);
 }
 
+static void *alloc_on(tidal_context *ctx, tidal_kind kind, int32_t d, size_t n)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = kind;
+    desc.device = d;
+    void *p = NULL;
+    EXPECT_STATUS(tidal_alloc(ctx, n, &desc, &p), TIDAL_OK);
+    return p;
+}
+
+/* An explicit prefetch of a range whose lookahead move may still be in flight: it runs after
+ * that move, so the range ends on the host and the data are intact. Managed memory: 256 MiB. */
+static void prefetch_after_lookahead(tidal_context *ctx, int32_t d)
+{
+    const size_t n = (size_t)256 << 20;
+    void *p = alloc_on(ctx, TIDAL_KIND_MANAGED, d, n);
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_FILL, d, p, NULL, n, 77, NULL), TIDAL_OK);
+    EXPECT_STATUS(tidal_prefetch(ctx, p, n, TIDAL_DEVICE_HOST), TIDAL_OK);
+    tidal_access a = TIDAL_ACCESS_INIT;
+    a.ptr = p;
+    a.size = n;
+    a.device = d;
+    a.mode = TIDAL_ACCESS_READ;
+    EXPECT_STATUS(tidal_declare(ctx, NULL, &a, 1, TIDAL_DECLARE_LOOKAHEAD), TIDAL_OK);
+    EXPECT_STATUS(tidal_prefetch(ctx, p, n, TIDAL_DEVICE_HOST), TIDAL_OK);
+    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+    EXPECT_STATUS(tidal_range_query(ctx, p, n, &info), TIDAL_OK);
+    EXPECT(info.last_prefetch_location == TIDAL_DEVICE_HOST, "the range was last prefetched to %d",
+           (int)info.last_prefetch_location);
+    uint64_t wrong = 1;
+    EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_VERIFY, d, p, NULL, n, 77, &wrong), TIDAL_OK);
+    EXPECT(wrong == 0, "%llu words wrong after a lookahead and an explicit prefetch", (unsigned long long)wrong);
+    EXPECT_STATUS(tidal_declare(ctx, NULL, NULL, 0, 0), TIDAL_OK);
+    EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
+    printf("explicit prefetch after a lookahead: on the host, data intact\n");
+}
+
+/* [pool] backend = "vendor" where the runtime has a stream-ordered pool: tidal_pool_trim trims
+ * it to release_threshold, and the statistics show its reserve. */
+static void vendor_pool_trim(int32_t d)
+{
+    tidal_context *ctx = NULL;
+    tidal_status s = tidal_context_create_from_string(
+        "runtime = \"auto\"\nlog_level = \"error\"\n[pool]\nbackend = \"vendor\"\n", &ctx);
+    if (s == TIDAL_ERROR_NOT_SUPPORTED) {
+        printf("vendor pool: not supported by this runtime (%s)\n", tidal_last_error());
+        return;
+    }
+    EXPECT_STATUS(s, TIDAL_OK);
+    if (s != TIDAL_OK)
+        return;
+    const size_t n = (size_t)64 << 20;
+    void *p = alloc_on(ctx, TIDAL_KIND_DEVICE, d, n);
+    tidal_pool_stats st = TIDAL_POOL_STATS_INIT;
+    EXPECT_STATUS(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, d, &st), TIDAL_OK);
+    EXPECT(st.reserved_bytes >= n && st.in_use_bytes == n, "reserved %llu, in use %llu",
+           (unsigned long long)st.reserved_bytes, (unsigned long long)st.in_use_bytes);
+    EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
+    uint64_t released = 0;
+    EXPECT_STATUS(tidal_pool_trim(ctx, &released), TIDAL_OK);
+    EXPECT_STATUS(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, d, &st), TIDAL_OK);
+    EXPECT(st.in_use_bytes == 0, "in use %llu after the free", (unsigned long long)st.in_use_bytes);
+    printf("vendor pool: %llu MiB given back by tidal_pool_trim, %llu bytes reserved after it\n",
+           (unsigned long long)(released >> 20), (unsigned long long)st.reserved_bytes);
+    EXPECT_STATUS(tidal_context_destroy(ctx), TIDAL_OK);
+}
+
 int main(void)
 {
     tidal_context *ctx = NULL;
@@ -206,8 +273,11 @@ int main(void)
         EXPECT(strstr(tidal_last_error(), "(2)") != NULL, "the native error number is named: %s", tidal_last_error());
         EXPECT_STATUS(tidal_alloc(ctx, 4096, &desc, &p), TIDAL_OK);
         EXPECT_STATUS(tidal_free(ctx, p), TIDAL_OK);
-        if (dev.flags & TIDAL_DEVICE_FLAG_MANAGED)
+        if (dev.flags & TIDAL_DEVICE_FLAG_MANAGED) {
             declarations(ctx, d);
+            prefetch_after_lookahead(ctx, d);
+        }
+        vendor_pool_trim(d);
     }
     EXPECT_STATUS(tidal_context_destroy(ctx), TIDAL_OK);
     printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);

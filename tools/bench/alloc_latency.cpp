@@ -12,18 +12,17 @@
 //   alloc-latency [--runtime auto|sim|cuda|hip] [--threads N] [--rounds N] [--no-pin] [--json]
 #include <tidal/tidal.h>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../common/cpu_pin.h"
 #include "bench_support.h"
 
 namespace {
@@ -118,18 +117,8 @@ int main(int argc, char **argv)
     tidal_system_info sys = TIDAL_SYSTEM_INFO_INIT;
     tidal_system_info_get(pooled, &sys);
 
-    cpu_set_t before;
-    CPU_ZERO(&before);
-    pthread_getaffinity_np(pthread_self(), sizeof before, &before);
-    int cpu = -1;
-    if (pin) {
-        cpu = sched_getcpu();
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        if (cpu < 0 || pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
-            cpu = -1;
-    }
+    std::optional<tidal_tools::CpuPin> pinned_to(std::in_place, pin);
+    const int cpu = pinned_to->cpu();
 
     std::vector<Cell> cells;
     for (tidal_kind k : {TIDAL_KIND_DEVICE, TIDAL_KIND_PINNED, TIDAL_KIND_MANAGED})
@@ -152,7 +141,7 @@ int main(int argc, char **argv)
             if (round <= 3)
                 c.unpooled.push_back(batch_ns(raw, c.kind, c.size, c.kind == TIDAL_KIND_DEVICE ? 200 : 10));
     }
-    pthread_setaffinity_np(pthread_self(), sizeof before, &before); // the scaling threads inherit it
+    pinned_to.reset(); // the scaling threads would inherit the pin
 
     const auto median_or_0 = [](const std::vector<double> &v) { return v.empty() ? 0.0 : tidal_bench::median(v); };
     if (json)

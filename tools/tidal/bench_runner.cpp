@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../common/cpu_pin.h"
 #include "../common/parallel_memcpy.h"
 #include "byte_sizes.h"
 #include "progress_bar.h"
@@ -213,7 +214,9 @@ LatencyPoint BenchRunner::latency_point(tidal_context *ctx, const std::string &b
         return tidal_free(ctx, p);
     };
     // A warm-up pair (it fills a pool), then one on the wall clock to size the batches: cheap
-    // pairs are timed many at a time so the clock's own cost disappears in the mean.
+    // pairs are timed many at a time so the clock's own cost disappears in the mean. The
+    // thread stays on one CPU meanwhile (alloc/free start no threads that would inherit it).
+    const tidal_tools::CpuPin pin;
     if (tidal_status s = pair(); s != TIDAL_OK) {
         pt.note = failure_text(s);
         return pt;
