@@ -195,7 +195,15 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
 
 void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
 {
-    validate_request(size, desc);
+    const DecisionCache::Key key{size, desc.alignment, desc.kind, desc.device, desc.hints, desc.tag ? desc.tag : ""};
+    // A hit is this very request (the key is all of it) validated and placed before: no
+    // checks again, and once it has a route, straight to its pool.
+    DecisionCache::Hit hit = DecisionCache::find(generation_, key);
+    if (hit.route && hit.route->target && !stream)
+        if (void *p = allocate_routed(key, *hit.decision, *hit.route))
+            return p;
+    if (!hit.decision)
+        validate_request(size, desc);
     tidal_place_request request{};
     request.struct_size = sizeof(request);
     request.size = size;
@@ -203,24 +211,31 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     request.kind = desc.kind;
     request.device = desc.device;
     request.hints = desc.hints;
-    request.tag = desc.tag ? desc.tag : "";
+    request.tag = key.tag;
     request.system = &policy_system_;
 
     // A cached decision is used in place (a placement is 160 bytes: no copy on the hot path);
-    // one from the chain, or a retry, lives in `owned`.
-    // `owned` is made only when needed: zeroing a placement costs as much as a cache lookup.
-    const Decision *decision = DecisionCache::find(generation_, request);
+    // one from the chain, or a retry, lives in `owned`, made only when needed.
+    const Decision *decision = hit.decision;
+    DecisionCache::Route *route = hit.route;
     std::optional<Decision> owned;
     if (!decision) {
         owned.emplace(chain_->place(request));
         if (owned->placement.flags & TIDAL_PLACEMENT_CACHEABLE)
-            DecisionCache::store(generation_, request, *owned);
+            route = DecisionCache::store(generation_, key, *owned);
         decision = &*owned;
     }
     for (uint32_t attempt = 1;; ++attempt) {
         try {
             AllocationRecord record = allocate_placed(request, *decision, stream);
             registry_.insert(record);
+            // A pooled block with nothing to apply (no advice, not over-aligned past what the
+            // pool does itself) is all a later hit needs to know.
+            if (route && attempt == 1 && !stream && record.pooled && !is_managed(record.kind) &&
+                record.raw == record.base && record.raw_size == size) {
+                route->target = &pools_->get(record.kind, record.runtime_device);
+                route->alignment = record.alignment;
+            }
             return record.base;
         } catch (const Error &e) {
             if (attempt >= kMaxRecoveryAttempts || e.status() == TIDAL_ERROR_INTERNAL)
@@ -244,6 +259,37 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
             decision = &*owned;
         }
     }
+}
+
+void *Context::allocate_routed(const DecisionCache::Key &key, const Decision &decision,
+                               const DecisionCache::Route &route)
+{
+    auto &pool = *static_cast<pool::DevicePool *>(route.target);
+    void *p = nullptr;
+    try {
+        p = pool.allocate(key.size, route.alignment);
+    } catch (const Error &) {
+        return nullptr; // the general path tries again, and asks the policies to recover
+    }
+    AllocationRecord r;
+    r.base = r.raw = p;
+    r.size = r.raw_size = key.size;
+    r.kind = decision.placement.kind;
+    r.device = decision.placement.device;
+    r.runtime_device = r.device >= 0 ? r.device : 0;
+    r.hints = key.hints;
+    r.advice = decision.placement.advice;
+    r.alignment = route.alignment;
+    r.pooled = true;
+    copy_name(r.tag, sizeof r.tag, key.tag);
+    r.placed_by = decision.placed_by;
+    try {
+        registry_.insert(r);
+    } catch (...) {
+        pool.deallocate(p, key.size, route.alignment);
+        throw;
+    }
+    return p;
 }
 
 AllocationRecord Context::allocate_placed(const tidal_place_request &request, const Decision &decision,

@@ -11,6 +11,7 @@
 #include "copy/batch_copier.h"
 #include "copy/copy_engine.h"
 #include "migration/migration_scheduler.h"
+#include "policy/decision_cache.h"
 #include "policy/policy_chain.h"
 #include "pool/pool_set.h"
 #include "registry/allocation_registry.h"
@@ -60,6 +61,9 @@ private:
     void validate_request(size_t size, const tidal_alloc_desc &desc) const;
     AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision,
                                      const pool::StreamHandle *stream);
+    // A request the thread's DecisionCache has a route for: its pool, then the registry.
+    // nullptr when the pool cannot serve it (the general path then retries and recovers).
+    void *allocate_routed(const DecisionCache::Key &key, const Decision &decision, const DecisionCache::Route &route);
     void apply_advice(const AllocationRecord &record);
     void unset_advice(const AllocationRecord &record) noexcept;
     void release_record(const AllocationRecord &record, const pool::StreamHandle *stream = nullptr) noexcept;

@@ -159,6 +159,72 @@ static void test_thread_caches_can_be_switched_off(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* Repeats of one request take the fast path (the decision cache's route to the pool): what
+ * tidal_pointer_query reports must not differ from the first, general allocation, whatever
+ * the kind, tag or alignment; and a pool that cannot serve a repeat still answers
+ * OUT_OF_MEMORY with nothing lost. */
+static void test_repeated_requests_are_recorded_alike(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"96MiB\"\n");
+    const struct {
+        tidal_kind kind;
+        size_t size, alignment;
+        const char *tag;
+    } cases[] = {
+        {TIDAL_KIND_DEVICE, 256, 0, NULL},       {TIDAL_KIND_DEVICE, 4096, 4096, "weights"},
+        {TIDAL_KIND_PINNED, 1000, 0, "staging"}, {TIDAL_KIND_MANAGED, 8192, 0, "managed"},
+        {TIDAL_KIND_DEVICE, 16u << 20, 0, NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = cases[c].kind;
+        desc.alignment = cases[c].alignment;
+        desc.tag = cases[c].tag;
+        tidal_pointer_info first = TIDAL_POINTER_INFO_INIT;
+        for (int i = 0; i < 3; ++i) {
+            void *p = NULL;
+            assert_ok(tidal_alloc(ctx, cases[c].size, &desc, &p));
+            if (cases[c].alignment)
+                assert_int_equal((uintptr_t)p % cases[c].alignment, 0);
+            tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+            assert_ok(tidal_pointer_query(ctx, (char *)p + cases[c].size - 1, &info));
+            assert_ptr_equal(info.base, p);
+            assert_int_equal(info.size, cases[c].size);
+            assert_int_equal(info.kind, cases[c].kind);
+            assert_string_equal(info.tag, cases[c].tag ? cases[c].tag : "");
+            assert_string_equal(info.placed_by, "core");
+            if (i == 0) {
+                first = info;
+            } else {
+                assert_int_equal(info.device, first.device);
+                assert_int_equal(info.hints, first.hints);
+                assert_int_equal(info.advice, first.advice);
+                assert_int_equal(info.alignment, first.alignment);
+            }
+            assert_ok(tidal_free(ctx, p));
+            assert_status(tidal_free(ctx, p), TIDAL_ERROR_UNKNOWN_POINTER);
+        }
+    }
+    /* 16 MiB blocks until the 96 MiB device is full: the repeats that fail fail cleanly. */
+    void *held[8] = {NULL};
+    int n = 0;
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    tidal_status status = TIDAL_OK;
+    while (n < 8 && (status = tidal_alloc(ctx, 16u << 20, &desc, &held[n])) == TIDAL_OK)
+        ++n;
+    assert_int_equal(status, TIDAL_ERROR_OUT_OF_MEMORY);
+    assert_null(held[n]);
+    assert_true(n >= 4);
+    assert_last_error_contains("hipErrorOutOfMemory");
+    for (int i = 0; i < n; ++i)
+        assert_ok(tidal_free(ctx, held[i]));
+    void *again = harness_alloc(ctx, TIDAL_KIND_DEVICE, 16u << 20, 0);
+    assert_ok(tidal_free(ctx, again));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 /* The vendor's stream-ordered pool needs a runtime that has one; the simulated device does not
  * model it, so the context refuses to start and says where the key is and what to do. Pools
  * switched off never use a backend, so then the key is harmless. */
@@ -188,6 +254,7 @@ int main(void)
         HARNESS_SIM_TEST(test_pool_errors),
         cmocka_unit_test(test_thread_caches_can_be_switched_off),
         cmocka_unit_test(test_vendor_backend_needs_a_stream_ordered_pool),
+        cmocka_unit_test(test_repeated_requests_are_recorded_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
