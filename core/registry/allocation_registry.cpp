@@ -17,6 +17,25 @@ void AllocationRegistry::insert(const AllocationRecord &record)
     const uintptr_t end = base + record.size;
     Shard &s = shards_[shard_of(base)];
     std::lock_guard lock(s.mutex);
+    // The block freed last at this base, coming back (what a pool does): nothing dead can lie
+    // inside its range unless the next node does, and nothing live before it may reach in.
+    if (const auto hint = s.index[Shard::index_of(base)];
+        hint != s.slots.end() && hint->first == base && !hint->second.live) {
+        const auto next = std::next(hint);
+        const bool after = next == s.slots.end() || next->first >= end;
+        bool before = true;
+        if (hint != s.slots.begin()) {
+            const auto prev = std::prev(hint);
+            before = !(prev->second.live && prev->first + prev->second.record.size > base);
+        }
+        if (after && before) {
+            hint->second.record = record;
+            hint->second.live = true;
+            --s.dead;
+            ++s.live;
+            return;
+        }
+    }
     auto it = s.slots.lower_bound(base);
     bool overlaps = false;
     if (it != s.slots.begin()) {
@@ -30,7 +49,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         } else if (it->first == base) {
             revived = it++;
         } else { // a dead node inside the new range would hide it from interior lookups
-            it = s.slots.erase(it);
+            it = s.erase(it);
             --s.dead;
         }
     }
@@ -42,8 +61,9 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         revived->second.live = true;
         --s.dead;
     } else {
-        s.slots.emplace_hint(it, base, Slot{record, true});
+        revived = s.slots.emplace_hint(it, base, Slot{record, true});
     }
+    s.remember(revived);
     ++s.live;
 }
 
@@ -75,9 +95,9 @@ std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy 
 {
     const uintptr_t a = addr(p);
     {
-        const Shard &s = shards_[shard_of(a)];
+        Shard &s = const_cast<Shard &>(shards_[shard_of(a)]); // exact() reads the index only
         std::lock_guard lock(s.mutex);
-        if (auto it = s.slots.find(a); it != s.slots.end() && it->second.live)
+        if (auto it = s.exact(a); it != s.slots.end() && it->second.live)
             return it->second.record; // the common case: a base pointer
     }
     return find_interior(a, vacancy);
@@ -88,7 +108,7 @@ bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
     const uintptr_t a = addr(base);
     Shard &s = shards_[shard_of(a)];
     std::lock_guard lock(s.mutex);
-    auto it = s.slots.find(a);
+    auto it = s.exact(a);
     if (it == s.slots.end() || !it->second.live)
         return false;
     it->second.record.advice = advice;
@@ -101,7 +121,7 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
     Shard &s = shards_[shard_of(a)];
     {
         std::lock_guard lock(s.mutex);
-        if (auto it = s.slots.find(a); it != s.slots.end() && it->second.live) {
+        if (auto it = s.exact(a); it != s.slots.end() && it->second.live) {
             if (out)
                 *out = it->second.record;
             it->second.live = false;
@@ -131,6 +151,7 @@ std::vector<AllocationRecord> AllocationRegistry::drain()
             if (slot.live)
                 all.push_back(slot.record);
         s.slots.clear();
+        s.index.fill(s.slots.end());
         s.live = s.dead = 0;
     }
     return all;
@@ -149,6 +170,7 @@ size_t AllocationRegistry::live_count() const
 void AllocationRegistry::Shard::purge_dead() noexcept
 {
     std::erase_if(slots, [](const auto &node) { return !node.second.live; });
+    index.fill(slots.end());
     dead = 0;
 }
 

@@ -75,6 +75,29 @@ private:
         // the free path allocates nothing for it.
         std::array<uintptr_t, kFreedMemory> freed{};
         size_t freed_next = 0;
+        // Recently used nodes by a hash of their base, so the exact-base operations of the
+        // fast path (a free, the revival of the block just freed) skip the tree walk. An
+        // entry is a hint: it is checked against the base, and reset before its node goes.
+        static constexpr size_t kIndex = 16;
+        std::array<SlotMap::iterator, kIndex> index;
+
+        Shard() { index.fill(slots.end()); }
+        static size_t index_of(uintptr_t base) noexcept
+        {
+            return static_cast<size_t>(((base >> 8) * 0x9E3779B97F4A7C15ull) >> 54) & (kIndex - 1);
+        }
+        SlotMap::iterator exact(uintptr_t base) noexcept
+        {
+            const SlotMap::iterator hint = index[index_of(base)];
+            return hint != slots.end() && hint->first == base ? hint : slots.find(base);
+        }
+        void remember(SlotMap::iterator it) noexcept { index[index_of(it->first)] = it; }
+        SlotMap::iterator erase(SlotMap::iterator it) noexcept
+        {
+            if (SlotMap::iterator &hint = index[index_of(it->first)]; hint == it)
+                hint = slots.end();
+            return slots.erase(it);
+        }
         bool was_freed(uintptr_t base) const noexcept;
         void purge_dead() noexcept;
     };

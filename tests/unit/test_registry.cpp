@@ -127,6 +127,36 @@ TEST_CASE("freed allocations never shadow live ones, whatever reuses their addre
     CHECK(reg.live_count() == 0);
 }
 
+TEST_CASE("a freed base revived with a larger size takes over the freed blocks inside it")
+{
+    AllocationRegistry reg;
+    // 4096 neighbours: every shard holds some, so each revival below has dead nodes after it.
+    for (uintptr_t i = 0; i < 4096; ++i)
+        reg.insert(record(0x100000 + i * 0x100, 0x100));
+    for (uintptr_t i = 0; i < 4096; ++i)
+        CHECK(reg.remove(at(0x100000 + i * 0x100), nullptr) == AllocationRegistry::Removal::removed);
+    // Used once more at its old size, so the registry's exact-base hint points at its node...
+    reg.insert(record(0x100000, 0x100));
+    CHECK(reg.remove(at(0x100000), nullptr) == AllocationRegistry::Removal::removed);
+    reg.insert(record(0x100000, 4096 * 0x100)); // ...then again, over all the others
+    for (uintptr_t i = 0; i < 4096; i += 97) {
+        const auto r = reg.find(at(0x100000 + i * 0x100 + 0x80));
+        REQUIRE(r.has_value());
+        CHECK(r->base == at(0x100000));
+    }
+    CHECK(reg.remove(at(0x100100), nullptr) == AllocationRegistry::Removal::interior);
+    CHECK(reg.live_count() == 1);
+    // Freed again and revived at its old small size: the rest of the range is free once more.
+    CHECK(reg.remove(at(0x100000), nullptr) == AllocationRegistry::Removal::removed);
+    reg.insert(record(0x100000, 0x100));
+    CHECK(reg.find(at(0x100080))->size == 0x100);
+    CHECK_FALSE(reg.find(at(0x100180)).has_value());
+    reg.insert(record(0x100100, 0x100)); // a neighbour's base, live again
+    CHECK(reg.find(at(0x100180))->base == at(0x100100));
+    CHECK_THROWS_AS(reg.insert(record(0x100100, 0x100)), tidal::Error);
+    CHECK(reg.live_count() == 2);
+}
+
 TEST_CASE("registry stays exact over many distinct bases freed and reused")
 {
     AllocationRegistry reg;
