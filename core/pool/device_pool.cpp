@@ -137,6 +137,22 @@ void *DevicePool::allocate_slow(size_t size, size_t alignment, const StreamHandl
     }
 }
 
+void *DevicePool::pop_large_cached(size_t size) noexcept
+{
+    ThreadCache *c = ThreadCache::hot();
+    return c && c->key() == caches_.key() ? c->pop_large(large_bytes(size)) : nullptr;
+}
+
+bool DevicePool::push_large_cached(void *p, size_t size) noexcept
+{
+    ThreadCache *c = ThreadCache::hot();
+    try {
+        return c && c->key() == caches_.key() && c->push_large(p, large_bytes(size), large_);
+    } catch (const std::bad_alloc &) {
+        return false; // no room to make room: deallocate_slow gives the block to the shared pool
+    }
+}
+
 void *DevicePool::allocate_block(const PooledBlock &shape, size_t alignment, bool *reused)
 {
     if (shape.small) {

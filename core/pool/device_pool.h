@@ -67,7 +67,7 @@ public:
     // has not completed yet (the stream's own order makes that safe).
     void *allocate(size_t size, size_t alignment, StreamHandle stream, bool *reused = nullptr);
     // Gives a block back: free for anyone at once (the caller guarantees no work still uses it).
-    void deallocate(void *p, size_t size, size_t alignment = kBlockAlignment);
+    [[gnu::always_inline]] void deallocate(void *p, size_t size, size_t alignment = kBlockAlignment);
     // Gives a block back once the work enqueued on `stream` so far has finished; until then only
     // allocations on `stream` may reuse it. Throws tidal::Error (NOT_SUPPORTED without an
     // EventOracle): the block then stays the caller's.
@@ -93,6 +93,17 @@ private:
             __builtin_unreachable();
         return size - 1 < fast_small_max_ && alignment <= kBlockAlignment;
     }
+    // A request beyond the size classes that a thread cache's large slots may serve (routed as
+    // allocate_slow routes it); its block size is large_bytes(size).
+    bool large_fast_eligible(size_t size, size_t alignment) const noexcept
+    {
+        return large_cached_ && alignment <= kBlockAlignment && size - 1 >= settings_.small_max && size <= kMaxRequest;
+    }
+    static size_t large_bytes(size_t size) noexcept { return (size + kBlockAlignment - 1) & ~(kBlockAlignment - 1); }
+    // The calling thread's large slots, without allocate_slow's checks (out of line: the size
+    // class path stays small enough to inline). nullptr / false: go the slow way.
+    void *pop_large_cached(size_t size) noexcept;
+    bool push_large_cached(void *p, size_t size) noexcept;
     void *allocate_slow(size_t size, size_t alignment, const StreamHandle *stream, bool *reused);
     void deallocate_slow(void *p, size_t size, size_t alignment, const StreamHandle *stream);
     void *allocate_block(const PooledBlock &shape, size_t alignment, bool *reused);
@@ -172,6 +183,12 @@ inline void *DevicePool::allocate(size_t size, size_t alignment, bool *reused)
                 return p;
             }
         }
+    } else if (large_fast_eligible(size, alignment)) {
+        if (void *p = pop_large_cached(size)) {
+            if (reused)
+                *reused = true;
+            return p;
+        }
     }
     return allocate_slow(size, alignment, nullptr, reused);
 }
@@ -200,6 +217,8 @@ inline void DevicePool::deallocate(void *p, size_t size, size_t alignment)
         ThreadCache *c = ThreadCache::hot();
         if (c && c->key() == caches_.key() && c->push(SizeClasses::index(size), p)) [[likely]]
             return;
+    } else if (large_fast_eligible(size, alignment) && push_large_cached(p, size)) {
+        return;
     }
     deallocate_slow(p, size, alignment, nullptr);
 }
