@@ -78,18 +78,20 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
         return null_argument(fn, "ctx");
     if (!out)
         return null_argument(fn, "out");
-    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    // Read in place: a larger struct_size (a newer caller) only adds fields after these.
+    static const tidal_alloc_desc defaults = TIDAL_ALLOC_DESC_INIT;
+    const tidal_alloc_desc *d = &defaults;
     if (desc) {
         if (tidal_status s = check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size); s != TIDAL_OK)
             return s;
-        d = *desc;
         // A kind outside the enum is the caller's error; reading it as tidal_kind would be UB.
         int32_t kind = 0;
         std::memcpy(&kind, &desc->kind, sizeof kind);
         if (kind < TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT)
             return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
+        d = desc;
     }
-    return guarded(fn, [&] { *out = ctx->impl.allocate(size, d, stream); });
+    return guarded(fn, [&] { *out = ctx->impl.allocate(size, *d, stream); });
 }
 
 } // namespace

@@ -416,6 +416,12 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
+    if (r.pooled && !is_managed(r.kind) && !stream) {
+        // Nothing to forget or unset: straight back to its pool, which takes it without a
+        // runtime call that could fail.
+        pools_->get(r.kind, r.runtime_device).deallocate(r.raw, r.raw_size, r.alignment);
+        return;
+    }
     if (is_managed(r.kind))
         scheduler_->forget(r); // before its advice goes and its block finds a new owner
     if (r.pooled) {
