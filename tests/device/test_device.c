@@ -234,6 +234,7 @@ static void vendor_pool_trim(int32_t d)
     EXPECT_STATUS(tidal_pool_trim(ctx, &released), TIDAL_OK);
     EXPECT_STATUS(tidal_pool_stats_get(ctx, TIDAL_KIND_DEVICE, d, &st), TIDAL_OK);
     EXPECT(st.in_use_bytes == 0, "in use %llu after the free", (unsigned long long)st.in_use_bytes);
+    EXPECT(released >= n, "tidal_pool_trim gave back %llu bytes of the %zu freed", (unsigned long long)released, n);
     printf("vendor pool: %llu MiB given back by tidal_pool_trim, %llu bytes reserved after it\n",
            (unsigned long long)(released >> 20), (unsigned long long)st.reserved_bytes);
     EXPECT_STATUS(tidal_context_destroy(ctx), TIDAL_OK);
