@@ -208,7 +208,8 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr,
  * are 64 KiB-aligned and their advice is unset when freed and applied again when reused.
  * With [pool] backend = "vendor", device memory comes from the runtime's stream-ordered pool:
  * its statistics count tidal's calls, reserved_bytes is that device pool's reserve (shared
- * with anything else using it) where the runtime reports it, and tidal_pool_trim trims it. */
+ * with anything else using it) where the runtime reports it, and tidal_pool_trim waits for
+ * the device (stream-ordered frees must have run) and trims it. */
 typedef struct tidal_pool_stats {
     size_t struct_size;          /* sizeof(tidal_pool_stats) */
     uint64_t reserved_bytes;     /* held from the runtime */
