@@ -372,6 +372,19 @@ void Context::unset_advice(const AllocationRecord &r) noexcept
                                    r.runtime_device);
 }
 
+[[gnu::always_inline]] inline void Context::return_to_pool(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
+{
+    try {
+        pool::DevicePool &pool = pools_->get(r.kind, r.runtime_device);
+        if (stream)
+            pool.deallocate(r.raw, r.raw_size, r.alignment, *stream);
+        else
+            pool.deallocate(r.raw, r.raw_size, r.alignment);
+    } catch (const std::exception &e) {
+        log_error(fmt::format("returning {} bytes at {} to the pool failed: {}", r.size, r.base, e.what()));
+    }
+}
+
 void Context::release_record(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
 {
     unset_advice(r);
@@ -382,15 +395,7 @@ void Context::release_record(const AllocationRecord &r, const pool::StreamHandle
         return;
     }
     if (r.pooled) {
-        try {
-            pool::DevicePool &pool = pools_->get(r.kind, r.runtime_device);
-            if (stream)
-                pool.deallocate(r.raw, r.raw_size, r.alignment, *stream);
-            else
-                pool.deallocate(r.raw, r.raw_size, r.alignment);
-        } catch (const std::exception &e) {
-            log_error(fmt::format("returning {} bytes at {} to the pool failed: {}", r.size, r.base, e.what()));
-        }
+        return_to_pool(r, stream);
         return;
     }
     if (int rc = runtime_->free(r.kind, r.runtime_device, r.raw, r.raw_size); rc != 0)
@@ -416,10 +421,10 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
-    if (r.pooled && !is_managed(r.kind) && !stream) {
+    if (r.pooled && !is_managed(r.kind)) {
         // Nothing to forget or unset: straight back to its pool, which takes it without a
         // runtime call that could fail.
-        pools_->get(r.kind, r.runtime_device).deallocate(r.raw, r.raw_size, r.alignment);
+        return_to_pool(r, stream);
         return;
     }
     if (is_managed(r.kind))

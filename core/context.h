@@ -67,6 +67,9 @@ private:
     void apply_advice(const AllocationRecord &record);
     void unset_advice(const AllocationRecord &record) noexcept;
     void release_record(const AllocationRecord &record, const pool::StreamHandle *stream = nullptr) noexcept;
+    // A pooled block back to its pool (stream-ordered when `stream` is given); a failure is
+    // logged: the block is the pool's either way.
+    void return_to_pool(const AllocationRecord &record, const pool::StreamHandle *stream) noexcept;
     // Gives a block back to the runtime's stream-ordered pool; returns the native code.
     int free_vendor_pooled(const AllocationRecord &record, const pool::StreamHandle *stream) noexcept;
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
