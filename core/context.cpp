@@ -81,6 +81,22 @@ void copy_name(char *dst, size_t capacity, std::string_view src)
     dst[n] = '\0';
 }
 
+// The fields every record takes from its request and decision, whichever path allocates it
+// (the general one or a routed repeat): they must agree, or a repeat would differ from the first.
+AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints, const char *tag)
+{
+    AllocationRecord r;
+    r.kind = decision.placement.kind;
+    r.device = decision.placement.device;
+    r.runtime_device = r.device >= 0 ? r.device : 0;
+    r.hints = hints;
+    r.advice = decision.placement.advice;
+    r.size = r.raw_size = size;
+    copy_name(r.tag, sizeof r.tag, tag);
+    r.placed_by = decision.placed_by;
+    return r;
+}
+
 } // namespace
 
 Context::Context(Settings settings) : settings_(std::move(settings))
@@ -271,18 +287,10 @@ void *Context::allocate_routed(const DecisionCache::Key &key, const Decision &de
     } catch (const Error &) {
         return nullptr; // the general path tries again, and asks the policies to recover
     }
-    AllocationRecord r;
+    AllocationRecord r = record_of(decision, key.size, key.hints, key.tag);
     r.base = r.raw = p;
-    r.size = r.raw_size = key.size;
-    r.kind = decision.placement.kind;
-    r.device = decision.placement.device;
-    r.runtime_device = r.device >= 0 ? r.device : 0;
-    r.hints = key.hints;
-    r.advice = decision.placement.advice;
     r.alignment = route.alignment;
     r.pooled = true;
-    copy_name(r.tag, sizeof r.tag, key.tag);
-    r.placed_by = decision.placed_by;
     try {
         registry_.insert(r);
     } catch (...) {
@@ -296,16 +304,9 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
                                           const pool::StreamHandle *stream)
 {
     const tidal_placement &p = decision.placement;
-    AllocationRecord r;
-    r.kind = p.kind;
-    r.device = p.device;
-    r.runtime_device = p.device >= 0 ? p.device : 0;
-    r.hints = request.hints;
-    r.advice = p.advice;
-    r.size = request.size;
+    AllocationRecord r = record_of(decision, request.size, request.hints, request.tag);
     const size_t natural = natural_alignment(p.kind);
     r.alignment = std::max(natural, request.alignment);
-    r.raw_size = request.size;
     if (r.alignment > natural) {
         if (request.size > SIZE_MAX - r.alignment)
             throw Error(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{} bytes aligned to {} can never be allocated", request.size, r.alignment),
@@ -340,8 +341,6 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
         const uintptr_t raw = reinterpret_cast<uintptr_t>(r.raw);
         r.base = reinterpret_cast<void *>((raw + r.alignment - 1) & ~(uintptr_t{r.alignment} - 1));
     }
-    copy_name(r.tag, sizeof r.tag, request.tag);
-    r.placed_by = decision.placed_by;
     try {
         apply_advice(r);
     } catch (...) {

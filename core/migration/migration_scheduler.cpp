@@ -406,6 +406,25 @@ void MigrationScheduler::submit_steps()
     unsubmitted_.clear();
 }
 
+void MigrationScheduler::wait_for_jobs_on(MigrationWorker::Range range)
+{
+    // Every worker is waited for even after one reports an error (the first is rethrown), so
+    // no job on the range is still queued when this returns.
+    std::exception_ptr first;
+    for (DeviceState &ds : devices_)
+        for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
+            if (w) {
+                try {
+                    w->wait_overlapping(range.lo, range.hi);
+                } catch (...) {
+                    if (!first)
+                        first = std::current_exception();
+                }
+            }
+    if (first)
+        std::rethrow_exception(first);
+}
+
 void MigrationScheduler::wait_for(const std::shared_ptr<Batch> &batch)
 {
     if (batch->worker && !batch->worker->done(batch->seq))
@@ -599,11 +618,7 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     // Queued moves of this range (lookahead) go first; then one call for exactly the range,
     // issued here and waited for, as a hand-written program would. Jobs on other ranges go on:
     // every job touches whole units, so one on a unit this call updates touches the range.
-    const MigrationWorker::Range wanted = span(r.ptr, r.size);
-    for (DeviceState &ds : devices_)
-        for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
-            if (w)
-                w->wait_overlapping(wanted.lo, wanted.hi);
+    wait_for_jobs_on(span(r.ptr, r.size));
     // Issued is not done: those moves run on migration streams, which do not order with the
     // default stream this call uses, so it also waits on the events recorded after them (one
     // wait per batch; a completed one costs the runtime nothing, and the simulated device,
@@ -676,15 +691,11 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
     if (first == units_.end() || first->first >= base + owner.size)
         return; // nothing of it was ever moved: no queued work can touch it
     // A queued move of this memory must not run after it is freed (or handed to a new owner).
-    for (DeviceState &ds : devices_)
-        for (MigrationWorker *w : {ds.evictor.get(), ds.worker.get()})
-            if (w) {
-                try {
-                    w->drain();
-                } catch (const std::exception &e) {
-                    log_error(fmt::format("a queued migration failed: {}", e.what()));
-                }
-            }
+    try {
+        wait_for_jobs_on(span(owner.base, owner.size));
+    } catch (const std::exception &e) {
+        log_error(fmt::format("a queued migration failed: {}", e.what()));
+    }
     for (auto it = first; it != units_.end() && it->first < base + owner.size;) {
         Unit &u = it->second;
         if (u.device >= 0)

@@ -140,6 +140,8 @@ private:
     // job that records their event. Returns nothing to wait for; see move_in.
     void submit_steps();
     void wait_for(const std::shared_ptr<Batch> &batch);
+    // Waits until no worker has a job queued or running on `range` (explicit prefetch, free).
+    void wait_for_jobs_on(MigrationWorker::Range range);
     std::shared_ptr<Batch> record_batch(int32_t d, void *ms);
     void *migration_stream(int32_t d);
     Unit *find(const UnitRef &ref);

@@ -32,6 +32,16 @@ void MigrationWorker::rethrow_locked(std::unique_lock<std::mutex> &lock)
     std::rethrow_exception(e);
 }
 
+std::exception_ptr MigrationWorker::run_caught(const std::function<void()> &job) noexcept
+{
+    try {
+        job();
+        return nullptr;
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
 uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> ranges)
 {
     std::unique_lock lock(mutex_);
@@ -39,15 +49,10 @@ uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> r
     if (!threaded_) {
         const uint64_t seq = ++submitted_;
         lock.unlock();
-        std::exception_ptr failed;
-        try {
-            job();
-        } catch (...) {
-            failed = std::current_exception();
-        }
+        const std::exception_ptr failed = run_caught(job);
         lock.lock();
         ++completed_;
-        if (failed)
+        if (failed && !error_)
             error_ = failed; // reported by the next wait(), as a threaded worker would
         return seq;
     }
@@ -105,12 +110,7 @@ void MigrationWorker::run()
         queue_.pop_front();
         std::function<void()> job = std::move(running_.run);
         lock.unlock();
-        std::exception_ptr failed;
-        try {
-            job();
-        } catch (...) {
-            failed = std::current_exception();
-        }
+        const std::exception_ptr failed = run_caught(job);
         lock.lock();
         if (failed && !error_)
             error_ = failed;

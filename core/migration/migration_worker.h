@@ -48,6 +48,8 @@ public:
 
 private:
     void run();
+    // Runs `job`; what it threw, or nullptr.
+    static std::exception_ptr run_caught(const std::function<void()> &job) noexcept;
     void rethrow_locked(std::unique_lock<std::mutex> &lock);
 
     mutable std::mutex mutex_;

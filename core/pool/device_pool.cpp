@@ -102,14 +102,12 @@ void *DevicePool::allocate_slow(size_t size, size_t alignment, const StreamHandl
     alignment = std::max(alignment, kBlockAlignment);
     const PooledBlock shape = route(size, alignment);
     if (!shape.small && large_cached_ && alignment == kBlockAlignment) {
-        // A large block this thread freed at this size: no lock (and safe on any stream).
-        ThreadCache *c = ThreadCache::hot();
-        if (c && c->key() == caches_.key()) {
-            if (void *p = c->pop_large(shape.bytes)) {
-                if (reused)
-                    *reused = true;
-                return p;
-            }
+        // A large block this thread freed at this size (safe on any stream). The synchronous
+        // inline path tried this already; stream-ordered requests come here first.
+        if (void *p = pop_large_cached(size)) {
+            if (reused)
+                *reused = true;
+            return p;
         }
     }
     if (pending_ && pending_->count() != 0) [[unlikely]] {

@@ -22,6 +22,19 @@ PRELUDE = textwrap.dedent("""
     import torch
 """)
 
+# One training step, run under tidal (a case below) and under PyTorch's allocator (REFERENCE).
+TRAINING_STEP = """
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).cuda()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(256, 512, device="cuda", generator=torch.Generator("cuda").manual_seed(1))
+        y = torch.randint(0, 10, (256,), device="cuda", generator=torch.Generator("cuda").manual_seed(2))
+        for _ in range(5):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(); loss.backward(); opt.step()
+        print("LOSS", repr(loss.item()))
+"""
+
 CASES = {
     "out of memory is torch.OutOfMemoryError with tidal's message": """
         try:
@@ -59,31 +72,11 @@ CASES = {
             del a, b, c
         torch.cuda.synchronize()
     """,
-    "a training step gives the same loss as PyTorch's own allocator": """
-        torch.manual_seed(0)
-        model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).cuda()
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        x = torch.randn(256, 512, device="cuda", generator=torch.Generator("cuda").manual_seed(1))
-        y = torch.randint(0, 10, (256,), device="cuda", generator=torch.Generator("cuda").manual_seed(2))
-        for _ in range(5):
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad(); loss.backward(); opt.step()
-        print("LOSS", repr(loss.item()))
-    """,
+    "a training step gives the same loss as PyTorch's own allocator": TRAINING_STEP,
 }
 
-REFERENCE = """
-import torch
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).cuda()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-x = torch.randn(256, 512, device="cuda", generator=torch.Generator("cuda").manual_seed(1))
-y = torch.randint(0, 10, (256,), device="cuda", generator=torch.Generator("cuda").manual_seed(2))
-for _ in range(5):
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad(); loss.backward(); opt.step()
-print("LOSS", repr(loss.item()))
-"""
+# The reference: the same step under PyTorch's own allocator.
+REFERENCE = "import torch\n" + textwrap.dedent(TRAINING_STEP)
 
 
 def run(code):

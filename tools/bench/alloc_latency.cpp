@@ -6,8 +6,8 @@
 //
 // Rounds go over every cell in turn and each cell's figure is the median over rounds, so a
 // burst of noise on the machine spreads over all cells instead of spoiling one. The
-// measuring thread is pinned to the CPU it starts on (--no-pin: not): a migration to another
-// core mid-batch costs more than the pair being measured.
+// measuring thread is pinned to the CPU it starts on (--no-pin: not), so a move to another core
+// mid-batch is not counted in the pairs.
 //
 //   alloc-latency [--runtime auto|sim|cuda|hip] [--threads N] [--rounds N] [--no-pin] [--json]
 #include <tidal/tidal.h>

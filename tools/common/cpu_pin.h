@@ -1,6 +1,6 @@
 // Pins the calling thread to the CPU it is running on while the object lives, then gives the
 // thread its CPU set back. For latency benchmarks of calls that take tens of nanoseconds: a
-// move to another core in the middle of a batch costs more than the calls being measured.
+// move to another core in the middle of a batch (cold caches there) would be counted in them.
 // Threads started while it lives inherit the pin, so start them after. Linux only; elsewhere,
 // or when the kernel refuses, it pins nothing and cpu() is -1.
 #pragma once
