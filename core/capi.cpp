@@ -365,6 +365,15 @@ TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
     return guarded("tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
 }
 
+TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
+{
+    if (!ctx)
+        return null_argument("tidal_stream_forget", "ctx");
+    if (!stream)
+        return TIDAL_OK;
+    return guarded("tidal_stream_forget", [&] { ctx->impl.stream_forget(stream); });
+}
+
 TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream)
 {
     if (!ctx)

@@ -668,7 +668,30 @@ void *Context::stream_create(int32_t device)
 
 void Context::stream_destroy(void *stream)
 {
+    try {
+        stream_forget(stream);
+    } catch (const Error &e) {
+        // Destroying it now would strand what is still tied to it.
+        throw Error(e.status(), e.message() + "; the stream was not destroyed", e.hint(), e.native());
+    }
     runtime_->check(runtime_->ops().stream_destroy(runtime_->instance(), stream), "destroying a stream");
+}
+
+void Context::stream_forget(void *stream)
+{
+    // Both are asked even when the first fails: each settles what it can while the handle is valid.
+    std::exception_ptr first;
+    for (auto settle : {+[](Context &c, void *s) { c.pools_->end_stream(s); },
+                        +[](Context &c, void *s) { c.scheduler_->end_stream(s); }}) {
+        try {
+            settle(*this, stream);
+        } catch (...) {
+            if (!first)
+                first = std::current_exception();
+        }
+    }
+    if (first)
+        std::rethrow_exception(first);
 }
 
 void Context::stream_synchronize(void *stream)

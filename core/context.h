@@ -49,7 +49,10 @@ public:
     void copy_batch(const tidal_copy_item *items, size_t count, void *stream);
     pool::PoolSet &pools() { return *pools_; }
     void *stream_create(int32_t device);
+    // Settles what the pools and the scheduler hold for `stream` (see tidal_stream_forget),
+    // then destroys it.
     void stream_destroy(void *stream);
+    void stream_forget(void *stream);
     void stream_synchronize(void *stream);
 
     const Settings &settings() const noexcept { return settings_; }

@@ -358,8 +358,25 @@ TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds);
 
 /*! tidal_stream_create() : a non-blocking stream on `device`. */
 TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream);
-/*! tidal_stream_destroy() : NULL is accepted and does nothing. */
+/*! tidal_stream_destroy() : destroys a stream (one from tidal_stream_create, or one the
+ *  application made). First it settles what tidal holds for the stream, while the handle is
+ *  still valid: blocks freed on it with tidal_free_async return to the pool once the work
+ *  queued on it so far has finished, its declared phase and lookahead end (their ranges stay
+ *  protected only until that work is done), and if tidal's pool served this stream alone it
+ *  waits for the stream once. NULL is accepted and does nothing.
+ *  @return RUNTIME when the settling or the destruction failed; the stream is then not
+ *  destroyed (blocks freed on it are still tied to it; nothing is lost). */
 TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream);
+/*! tidal_stream_forget() : the rule for a stream tidal did not destroy itself: call this
+ *  before destroying a stream with the GPU runtime (cudaStreamDestroy, hipStreamDestroy) once
+ *  tidal has seen it (tidal_alloc_async, tidal_free_async, tidal_declare, copies). It settles
+ *  what tidal holds for the stream exactly as tidal_stream_destroy does, and leaves the stream
+ *  alive. Without it, blocks freed on the stream stay held and its last declared phase stays
+ *  protected, because tidal can no longer record an event on a destroyed handle. A stream
+ *  tidal never saw, and NULL, need nothing (TIDAL_OK). The stream may be used again after
+ *  this call; tidal then treats it as new.
+ *  @return RUNTIME when an event could not be recorded nor the stream waited for. */
+TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream);
 /*! tidal_stream_synchronize() : waits until all work on `stream` is done. */
 TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream);
 
@@ -367,8 +384,13 @@ TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream
  *  returns when the copy is complete. Device, managed, pinned and registered memory copy
  *  directly; pageable memory on one side is staged through a ring of pinned chunks with host
  *  threads copying one chunk while the device copies another ([copy] in the configuration).
- *  Pointers need not be tidal allocations. size 0 does nothing.
- *  @return INVALID_ARGUMENT (NULL pointer), OUT_OF_MEMORY (staging buffers), RUNTIME. */
+ *  Pointers need not be tidal allocations, but a source or destination that starts inside a
+ *  tidal allocation must end inside it, and one that starts outside every tidal allocation
+ *  must not run into one. Overlapping source and destination work like memmove when both are
+ *  host memory and are refused otherwise. size 0 does nothing.
+ *  @return INVALID_ARGUMENT (NULL pointer; a range past the end of its tidal allocation, or
+ *  into one, the message naming it; overlapping ranges not both on the host; nothing is then
+ *  copied), OUT_OF_MEMORY (staging buffers), RUNTIME. */
 TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size);
 /*! tidal_copy_async() : as tidal_copy, ordered on `stream`. It returns once a pageable source
  *  may be reused and a pageable destination read; other copies may still be in flight on the

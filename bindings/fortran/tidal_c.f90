@@ -29,7 +29,7 @@ module tidal_c
             tidal_pointer_query, tidal_prefetch, tidal_range_query, tidal_advise, &
             tidal_declare, tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
             tidal_stream_create, &
-            tidal_stream_destroy, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
+            tidal_stream_destroy, tidal_stream_forget, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
             tidal_copy_batch, &
             tidal_register, tidal_unregister, tidal_check_run, &
             tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
@@ -393,6 +393,17 @@ module tidal_c
        type(c_ptr), value :: stream
        integer(c_int) :: status
      end function tidal_stream_destroy
+  end interface
+
+  interface
+     ! tidal_status tidal_stream_forget(tidal_context *ctx, void *stream);
+     function tidal_stream_forget(ctx, stream) result(status) &
+          bind(C, name='tidal_stream_forget')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: stream
+       integer(c_int) :: status
+     end function tidal_stream_forget
   end interface
 
   interface

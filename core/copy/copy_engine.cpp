@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "copy/copy_bounds.h"
 #include "log/logger.h"
 #include "status/error.h"
 
@@ -47,10 +48,13 @@ CopyEngine::~CopyEngine()
     }
 }
 
-CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, int32_t *device) const
+CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destination, int32_t *device) const
 {
     *device = 0;
-    if (auto r = registry_.find(p)) {
+    AllocationRegistry::Vacancy vacancy;
+    if (auto r = registry_.find(p, &vacancy)) {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(r->base);
+        require_within(p, size, base, base + r->size, r->tag, destination);
         if (r->device >= 0)
             *device = r->device;
         switch (r->kind) {
@@ -58,6 +62,8 @@ CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, int32_t *device
         case TIDAL_KIND_PINNED: return Side::host_locked;
         default: return Side::device; // device, managed and fine/coarse kinds: the runtime copies them
         }
+    } else {
+        require_clear(p, size, vacancy.end, destination);
     }
     {
         std::shared_lock lock(registrations_mutex_);
@@ -85,18 +91,30 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
 {
     if (size == 0)
         return;
+    if (reinterpret_cast<uintptr_t>(dst) + size < reinterpret_cast<uintptr_t>(dst) ||
+        reinterpret_cast<uintptr_t>(src) + size < reinterpret_cast<uintptr_t>(src))
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{} bytes from {} to {} wrap around the address space", size, src, dst));
     int32_t dst_device = 0, src_device = 0;
-    const Side d = side_of(dst, size, &dst_device);
-    const Side s = side_of(src, size, &src_device);
+    const Side d = side_of(dst, size, true, &dst_device);
+    const Side s = side_of(src, size, false, &src_device);
     const tidal_rt_ops &ops = runtime_.ops();
     void *rt = runtime_.instance();
     auto what = [&] { return fmt::format("copying {} bytes from {} to {}", size, src, dst); };
+    const bool overlap = ranges_overlap(dst, src, size);
     if (s != Side::device && d != Side::device) {
-        workers_.copy(dst, src, size); // host to host: no runtime involved
+        if (overlap)
+            std::memmove(dst, src, size); // in order, as memmove promises: never the parallel memcpy
+        else
+            workers_.copy(dst, src, size); // host to host: no runtime involved
         std::lock_guard lock(counters_mutex_);
         ++counters_.host;
         return;
     }
+    if (overlap) // the runtime's copies, like memcpy, leave overlapping ranges undefined
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("the source ({} bytes at {}) and the destination ({}) overlap; nothing was copied", size, src, dst),
+                    "copy between disjoint ranges (device memory), or through a host buffer");
     if (s != Side::pageable && d != Side::pageable) {
         runtime_.check(ops.memcpy(rt, dst, src, size, stream), what);
         std::lock_guard lock(counters_mutex_);

@@ -51,7 +51,9 @@ private:
         void *event = nullptr;
         bool in_flight = false;
     };
-    Side side_of(const void *p, size_t size, int32_t *device) const;
+    // Where [p, p+size) lives. Throws INVALID_ARGUMENT when it starts inside a tidal allocation
+    // and runs past its end.
+    Side side_of(const void *p, size_t size, bool destination, int32_t *device) const;
     void ensure_ring();
     void wait(Slot &slot);
     void staged_to_device(void *dst, const char *src, size_t size, void *stream);

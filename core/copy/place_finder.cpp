@@ -1,8 +1,8 @@
 #include "copy/place_finder.h"
 
-#include <fmt/format.h>
+#include <cstring>
 
-#include "status/error.h"
+#include "copy/copy_bounds.h"
 
 namespace tidal {
 namespace {
@@ -18,27 +18,26 @@ PlaceFinder::Place PlaceFinder::locate(const void *p, size_t size, size_t index,
     const uintptr_t a = addr(p);
     const Owner *o = owners_.find(a);
     if (!o) {
-        if (host_pages_.find(a))
-            return Place{};
-        if (!vacancies_.find(a)) {
+        const Span *vacant = vacancies_.find(a);
+        if (!vacant) {
             AllocationRegistry::Vacancy vacancy;
             if (auto r = registry_.find(p, &vacancy)) {
                 const bool device = r->kind != TIDAL_KIND_PAGEABLE && r->kind != TIDAL_KIND_PINNED;
-                o = &owners_.add({{addr(r->base), addr(r->base) + r->size},
-                                  {device, r->device >= 0 ? r->device : r->runtime_device,
-                                   r->kind == TIDAL_KIND_PINNED}});
+                Owner owner{{addr(r->base), addr(r->base) + r->size},
+                            {device, r->device >= 0 ? r->device : r->runtime_device, r->kind == TIDAL_KIND_PINNED},
+                            {}};
+                std::memcpy(owner.tag, r->tag, sizeof owner.tag);
+                o = &owners_.add(owner);
             } else {
-                vacancies_.add({vacancy.begin, vacancy.end});
+                vacant = &vacancies_.add({vacancy.begin, vacancy.end});
             }
         }
-        if (!o)
+        if (!o) {
+            require_clear(p, size, vacant->end, destination, &index);
             return foreign(p, size);
+        }
     }
-    if (size > o->end - a)
-        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("item {}: the {} ({} bytes at {}) runs past the end of its allocation ({} bytes at {:#x})",
-                                index, destination ? "destination" : "source", size, p, o->end - o->begin, o->begin),
-                    "copy inside the allocation");
+    require_within(p, size, o->begin, o->end, o->tag, destination, &index);
     return o->place;
 }
 
@@ -48,6 +47,8 @@ PlaceFinder::Place PlaceFinder::locate(const void *p, size_t size, size_t index,
 // at most.
 PlaceFinder::Place PlaceFinder::foreign(const void *p, size_t size)
 {
+    if (host_pages_.find(addr(p)))
+        return Place{};
     int32_t kind = TIDAL_KIND_PAGEABLE, device = TIDAL_DEVICE_HOST;
     const tidal_rt_ops &ops = runtime_.ops();
     if (ops.pointer_kind && ops.pointer_kind(runtime_.instance(), p, &kind, &device) == 0 &&

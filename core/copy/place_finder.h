@@ -35,6 +35,7 @@ private:
     };
     struct Owner : Span { // a tidal allocation
         Place place;
+        char tag[TIDAL_TAG_MAX]; // for the message when a range runs past its end
     };
     template <typename T, size_t N> struct Recent {
         std::array<T, N> entries{};

@@ -285,7 +285,7 @@ void MigrationScheduler::make_room(int32_t d, uint64_t incoming, const std::vect
     }
 }
 
-void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
+void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
 {
     const int32_t d = u.device;
     DeviceState &ds = device(d);
@@ -294,7 +294,9 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u)
     // Read-only data with read-mostly advice has a valid host copy: collapsing the duplicates
     // onto the host (preferred location host, then unset read-mostly) drops the device copy
     // with no copy back. Written data must travel back (~10 GB/s on the H200).
-    const bool clean = !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) && runtime_.ops().advise;
+    // Freed memory has no advice left to play with (forget unset it): it always travels.
+    const bool clean = !freed && !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) &&
+                       runtime_.ops().advise;
     void *ms = migration_stream(d);
     std::vector<Step> &steps = ds.evictor ? ds.evict_steps : ds.steps;
     if (clean) {
@@ -592,6 +594,11 @@ void MigrationScheduler::end_phase(void *stream)
 {
     std::lock_guard lock(mutex_);
     reap_closing(false);
+    close_current(stream);
+}
+
+void MigrationScheduler::close_current(void *stream)
+{
     auto it = phases_.find(stream);
     if (it == phases_.end())
         return;
@@ -600,6 +607,18 @@ void MigrationScheduler::end_phase(void *stream)
         if (Unit *u = find(it->second.current.front()); u && u->device >= 0)
             device = u->device;
     close_phase(stream, it->second, device);
+}
+
+void MigrationScheduler::end_stream(void *stream)
+{
+    std::lock_guard lock(mutex_);
+    reap_closing(false);
+    close_current(stream); // the current phase, and the lookahead that then becomes current
+    close_current(stream);
+    // The closing events outlive the handle (a stream made later with the same handle only
+    // queues behind them); an entry with nothing left to reap goes now.
+    if (auto it = phases_.find(stream); it != phases_.end() && it->second.closing.empty())
+        phases_.erase(it);
 }
 
 void MigrationScheduler::prefetch(const DeclaredRange &r)
@@ -696,18 +715,41 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
     } catch (const std::exception &e) {
         log_error(fmt::format("a queued migration failed: {}", e.what()));
     }
+    bool queued = false;
     for (auto it = first; it != units_.end() && it->first < base + owner.size;) {
         Unit &u = it->second;
-        if (u.device >= 0)
-            devices_[static_cast<size_t>(u.device)].resident -= u.size;
         // Pooled blocks go to a new owner: they must not carry this one's advice. Coarse grain
         // must go even from memory the runtime frees (it survives hipFree on AMD).
         const uint32_t unset = owner.pooled ? u.applied : (u.applied & TIDAL_ADVICE_COARSE_GRAIN);
         runtime_.advise_bits_noexcept(reinterpret_cast<const void *>(it->first), u.size, unset, AdviceAction::unset,
                                       u.alloc_device);
+        if (u.device >= 0) {
+            DeviceState &ds = devices_[static_cast<size_t>(u.device)];
+            // A pooled block keeps its pages where they are when it goes back to the pool. On a
+            // device with a budget they must leave it, or the device would hold more than
+            // tidal counts: the budget's promise covers memory tidal moved, freed or not.
+            bool evicted = false;
+            if (owner.pooled && ds.budget != 0) {
+                try {
+                    evict_unit(it->first, u, true);
+                    evicted = queued = true;
+                } catch (const std::exception &e) {
+                    log_error(fmt::format("evicting freed managed memory at {:#x} failed: {}", it->first, e.what()));
+                }
+            }
+            if (!evicted)
+                ds.resident -= u.size;
+        }
         it = units_.erase(it);
     }
     tracked_.store(units_.size(), std::memory_order_relaxed);
+    if (queued) {
+        try {
+            submit_steps();
+        } catch (const std::exception &e) {
+            log_error(fmt::format("queueing the eviction of freed managed memory failed: {}", e.what()));
+        }
+    }
 }
 
 void MigrationScheduler::set_budget(int32_t d, uint64_t bytes)

@@ -65,6 +65,10 @@ public:
     void declare(void *stream, const std::vector<DeclaredRange> &ranges, bool lookahead);
     // Ends the stream's current phase without declaring anything new.
     void end_phase(void *stream);
+    // `stream` is about to be destroyed: its current phase and its lookahead end now, with
+    // events recorded while the handle is valid, so what they protect is released once the
+    // stream's work is done. Throws the runtime's error (the stream must then stay alive).
+    void end_stream(void *stream);
     // tidal_prefetch of a managed range: one runtime call for the range, then waits.
     void prefetch(const DeclaredRange &range);
     // The allocation is being freed: forget its units and unset the advice the scheduler set.
@@ -148,10 +152,13 @@ private:
     void unprotect(const std::vector<UnitRef> &units) noexcept;
     void reap_closing(bool wait_oldest);
     void close_phase(void *stream, StreamPhases &phases, int32_t device);
+    // Closes the stream's current phase (if it has one), with its event on the device of its first unit.
+    void close_current(void *stream);
     std::vector<Need> plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
     // Makes room for `incoming` more bytes on `d`, excluding `keep` (units of this call).
     void make_room(int32_t d, uint64_t incoming, const std::vector<uintptr_t> &keep);
-    void evict_unit(uintptr_t start, Unit &u);
+    // `freed`: the unit's allocation is being freed (its contents need not survive, its advice is gone).
+    void evict_unit(uintptr_t start, Unit &u, bool freed = false);
     // Queues the moves; returns the batches `needs` depend on that are not known complete.
     std::vector<std::shared_ptr<Batch>> move_in(int32_t d, std::vector<Need> &needs);
     Unit &adopt(uintptr_t start, size_t size, const DeclaredRange &range);

@@ -235,10 +235,11 @@ void DevicePool::deallocate_slow(void *p, size_t size, size_t alignment, const S
     large_.deallocate(p, block.bytes); // counts it
 }
 
-void DevicePool::release_completed()
+void DevicePool::release_completed() { take_back(pending_->collect()); }
+
+void DevicePool::take_back(const std::vector<PooledBlock> &blocks) noexcept
 {
-    // Their frees were counted when they were held.
-    for (const PooledBlock &b : pending_->collect()) {
+    for (const PooledBlock &b : blocks) {
         if (b.small) {
             small_.give(b.size_class, &b.p, 1);
             continue;
@@ -250,6 +251,16 @@ void DevicePool::release_completed()
             // chunk goes upstream with the pool. Losing reuse beats losing the process.
         }
     }
+}
+
+void DevicePool::end_stream(StreamHandle stream)
+{
+    if (!events_ || !settings_.enabled)
+        return;
+    if (mode_.load(std::memory_order_seq_cst) == kSingle && sole_ == stream.native)
+        leave_single(); // its blocks went straight to the free lists: wait while the handle is valid
+    if (pending_)
+        take_back(pending_->end_stream(stream));
 }
 
 void DevicePool::free_everything_spare() noexcept

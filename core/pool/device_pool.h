@@ -78,6 +78,12 @@ public:
     // upstream until reserved - outstanding <= release_threshold. Returns the bytes released.
     uint64_t trim();
 
+    // `stream` is about to be destroyed. Blocks freed on it return to the pool once the work
+    // queued on it so far has finished (an event recorded now says when); one-stream mode on
+    // it ends with a wait for it. Throws the oracle's error (the stream must then not be
+    // destroyed yet: its blocks are still tied to it).
+    void end_stream(StreamHandle stream);
+
     PoolStats stats() const;
     const PoolSettings &settings() const noexcept { return settings_; }
     // Where a request goes and how many bytes it really takes (the size class or a multiple
@@ -108,6 +114,8 @@ private:
     void deallocate_slow(void *p, size_t size, size_t alignment, const StreamHandle *stream);
     void *allocate_block(const PooledBlock &shape, size_t alignment, bool *reused);
     void release_completed();
+    // Blocks whose stream-ordered free has completed, back to the free lists (counted when held).
+    void take_back(const std::vector<PooledBlock> &blocks) noexcept;
     void free_everything_spare() noexcept;
     void *passthrough_allocate(size_t size, size_t alignment, bool *reused);
     void passthrough_deallocate(void *p, size_t size) noexcept;

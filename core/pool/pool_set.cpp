@@ -1,6 +1,7 @@
 #include "pool/pool_set.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace tidal::pool {
 
@@ -50,6 +51,22 @@ PoolStats PoolSet::stats(tidal_kind kind, int32_t device) const
         return vendor_[static_cast<size_t>(device)]->stats();
     const DevicePool *p = find(kind, device);
     return p ? p->stats() : PoolStats{};
+}
+
+void PoolSet::end_stream(void *stream)
+{
+    std::lock_guard lock(mutex_);
+    std::exception_ptr first;
+    for (Entry &e : entries_) {
+        try {
+            e.pool->end_stream(StreamHandle{stream});
+        } catch (...) {
+            if (!first)
+                first = std::current_exception();
+        }
+    }
+    if (first)
+        std::rethrow_exception(first);
 }
 
 uint64_t PoolSet::trim()

@@ -48,6 +48,9 @@ public:
     const DevicePool *find(tidal_kind kind, int32_t device) const noexcept;
     // The counters of whichever pool serves (kind, device); all zero when it was never used.
     PoolStats stats(tidal_kind kind, int32_t device) const;
+    // `stream` is about to be destroyed: every pool settles what it holds for it (see
+    // DevicePool::end_stream). Throws the first pool's error, after asking every pool.
+    void end_stream(void *stream);
     // Gives free memory of every pool back to the runtime; returns the bytes released.
     uint64_t trim();
 

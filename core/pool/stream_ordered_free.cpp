@@ -76,6 +76,17 @@ std::optional<PooledBlock> StreamOrderedFree::take(StreamHandle stream, const Po
     return std::nullopt;
 }
 
+void StreamOrderedFree::pop_completed(std::deque<Held> &queue, std::vector<PooledBlock> &done)
+{
+    while (!queue.empty() && queue.front().sealed && oracle_.complete(queue.front().token)) {
+        done.push_back(queue.front().block);
+        release_token(queue.front());
+        bytes_.fetch_sub(queue.front().block.bytes, std::memory_order_relaxed);
+        count_.fetch_sub(1, std::memory_order_relaxed);
+        queue.pop_front();
+    }
+}
+
 std::vector<PooledBlock> StreamOrderedFree::collect()
 {
     std::vector<PooledBlock> done;
@@ -83,15 +94,42 @@ std::vector<PooledBlock> StreamOrderedFree::collect()
     for (auto it = held_.begin(); it != held_.end();) {
         std::deque<Held> &queue = it->second;
         seal(it->first, queue);
-        while (!queue.empty() && queue.front().sealed && oracle_.complete(queue.front().token)) {
-            done.push_back(queue.front().block);
-            release_token(queue.front());
-            bytes_.fetch_sub(queue.front().block.bytes, std::memory_order_relaxed);
-            count_.fetch_sub(1, std::memory_order_relaxed);
-            queue.pop_front();
-        }
+        pop_completed(queue, done);
         it = queue.empty() ? held_.erase(it) : std::next(it);
     }
+    for (auto it = ended_.begin(); it != ended_.end();) {
+        pop_completed(*it, done);
+        it = it->empty() ? ended_.erase(it) : std::next(it);
+    }
+    return done;
+}
+
+std::vector<PooledBlock> StreamOrderedFree::end_stream(StreamHandle stream)
+{
+    std::vector<PooledBlock> done;
+    std::lock_guard lock(mutex_);
+    const auto found = held_.find(stream);
+    if (found == held_.end())
+        return done;
+    std::deque<Held> &queue = found->second;
+    seal(stream, queue);
+    if (queue.empty() || queue.back().sealed) {
+        if (!queue.empty())
+            ended_.push_back(std::move(queue));
+        held_.erase(found);
+        return done;
+    }
+    // No event could be recorded: the stream's work must be over before anyone else reuses
+    // these blocks, and after the handle is gone nothing could wait for it.
+    oracle_.synchronize(stream);
+    done.reserve(queue.size());
+    for (const Held &h : queue) {
+        done.push_back(h.block);
+        release_token(h);
+        bytes_.fetch_sub(h.block.bytes, std::memory_order_relaxed);
+        count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    held_.erase(found);
     return done;
 }
 
@@ -99,7 +137,7 @@ std::vector<PooledBlock> StreamOrderedFree::drain() noexcept
 {
     std::vector<PooledBlock> all;
     std::lock_guard lock(mutex_);
-    for (auto &[stream, queue] : held_)
+    auto take_all = [&](const std::deque<Held> &queue) {
         for (const Held &h : queue) {
             try {
                 all.push_back(h.block);
@@ -109,7 +147,13 @@ std::vector<PooledBlock> StreamOrderedFree::drain() noexcept
             }
             release_token(h);
         }
+    };
+    for (const auto &[stream, queue] : held_)
+        take_all(queue);
+    for (const std::deque<Held> &queue : ended_)
+        take_all(queue);
     held_.clear();
+    ended_.clear();
     token_refs_.clear();
     count_.store(0, std::memory_order_relaxed);
     bytes_.store(0, std::memory_order_relaxed);

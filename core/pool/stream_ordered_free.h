@@ -40,6 +40,12 @@ public:
     // order, so each stream is queried only up to its first busy event. A failed record
     // leaves those blocks held (and tried again next time): waiting is always safe.
     std::vector<PooledBlock> collect();
+    // `stream` is about to be destroyed: its held blocks get their event now, while the handle
+    // is valid, and leave its queue (a stream made later may get the same handle, and must
+    // not take them). collect() returns them once the event completes. When no event can be
+    // recorded, waits for the stream and returns the blocks, free for anyone. Throws the
+    // oracle's error when that fails too: the blocks then stay held under the handle.
+    std::vector<PooledBlock> end_stream(StreamHandle stream);
     // Removes and returns every held block, complete or not (teardown only).
     std::vector<PooledBlock> drain() noexcept;
 
@@ -57,11 +63,14 @@ private:
     };
 
     void seal(StreamHandle stream, std::deque<Held> &queue);
+    // Moves the completed blocks at the front of `queue` to `done`.
+    void pop_completed(std::deque<Held> &queue, std::vector<PooledBlock> &done);
     void release_token(const Held &h) noexcept;
 
     EventOracle &oracle_;
     mutable std::mutex mutex_;
     std::unordered_map<StreamHandle, std::deque<Held>, StreamHash> held_; // oldest first
+    std::vector<std::deque<Held>> ended_; // queues of destroyed streams, all sealed
     std::unordered_map<EventOracle::Token, uint32_t> token_refs_;          // held blocks per sealed token
     std::atomic<size_t> count_{0};
     std::atomic<uint64_t> bytes_{0};

@@ -119,6 +119,96 @@ static void test_copy_errors(void **state)
     assert_ok(tidal_stream_destroy(ctx, NULL));
 }
 
+/* A copy one byte past a 4 KiB allocation of each kind is refused, names the allocation, and
+ * leaves the neighbouring block (the pool's next one) and the heap untouched. */
+static void test_copy_past_the_end_is_refused(void **state)
+{
+    tidal_context *ctx = *state;
+    const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED, TIDAL_KIND_PAGEABLE};
+    const size_t size = 4096;
+    unsigned char *host = malloc(2 * size);
+    assert_non_null(host);
+    harness_fill(host, 2 * size, 77);
+    for (size_t k = 0; k < 4; ++k) {
+        unsigned char *a = harness_alloc(ctx, kinds[k], size, 0);
+        unsigned char *b = harness_alloc(ctx, kinds[k], size, 0); /* often the pool's next block */
+        harness_fill(a, size, 1);
+        harness_fill(b, size, 2);
+        assert_status(tidal_copy(ctx, a, host, size + 1), TIDAL_ERROR_INVALID_ARGUMENT);
+        assert_last_error_contains("destination");
+        assert_last_error_contains("runs past the end of its allocation (4096 bytes");
+        assert_status(tidal_copy(ctx, host, a, size + 1), TIDAL_ERROR_INVALID_ARGUMENT);
+        assert_last_error_contains("source");
+        /* An interior start that runs one byte too far, and the async entry point. */
+        assert_status(tidal_copy(ctx, a + 100, host, size - 99), TIDAL_ERROR_INVALID_ARGUMENT);
+        assert_status(tidal_copy_async(ctx, a + 100, host, size - 99, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+        assert_true(harness_holds(a, size, 1));
+        assert_true(harness_holds(b, size, 2));
+        /* Exactly to the end is fine. */
+        assert_ok(tidal_copy(ctx, a + 100, host, size - 100));
+        assert_ok(tidal_free(ctx, a));
+        assert_ok(tidal_free(ctx, b));
+    }
+    free(host);
+}
+
+/* A range that starts outside every tidal allocation must not run into one. */
+static void test_copy_into_an_allocation_is_refused(void **state)
+{
+    tidal_context *ctx = *state;
+    unsigned char *a = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+    unsigned char src[64];
+    memset(src, 1, sizeof src);
+    /* 16 bytes before the block: whatever lies there, the copy reaches into the block. */
+    const tidal_status s = tidal_copy(ctx, a - 16, src, 32);
+    assert_int_equal(s, TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_true(harness_contains(tidal_last_error(), "runs into the tidal allocation", 0) ||
+                harness_contains(tidal_last_error(), "runs past the end", 0));
+    assert_ok(tidal_free(ctx, a));
+}
+
+/* Overlapping ranges: memmove on the host, refused where the runtime copies. */
+static void test_overlapping_copies(void **state)
+{
+    tidal_context *ctx = *state;
+    const size_t size = 1u << 20;
+    unsigned char *expect = malloc(size);
+    assert_non_null(expect);
+    const tidal_kind host_kinds[] = {TIDAL_KIND_PAGEABLE, TIDAL_KIND_PINNED};
+    for (size_t k = 0; k < 2; ++k) {
+        unsigned char *buf = harness_alloc(ctx, host_kinds[k], size, 0);
+        harness_fill(buf, size, 4);
+        memcpy(expect, buf, size);
+        memmove(expect + 1, expect, size - 4096);
+        assert_ok(tidal_copy(ctx, buf + 1, buf, size - 4096)); /* forward overlap */
+        assert_memory_equal(buf, expect, size);
+        memmove(expect, expect + 3, size - 4096);
+        assert_ok(tidal_copy(ctx, buf, buf + 3, size - 4096)); /* backward overlap */
+        assert_memory_equal(buf, expect, size);
+        assert_ok(tidal_free(ctx, buf));
+    }
+    /* Plain malloc memory too (the host path whatever tidal knows). */
+    unsigned char *heap = malloc(size);
+    assert_non_null(heap);
+    harness_fill(heap, size, 6);
+    memcpy(expect, heap, size);
+    memmove(expect + 4096, expect, size - 4096);
+    assert_ok(tidal_copy(ctx, heap + 4096, heap, size - 4096));
+    assert_memory_equal(heap, expect, size);
+    free(heap);
+    const tidal_kind device_kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED};
+    for (size_t k = 0; k < 2; ++k) {
+        unsigned char *buf = harness_alloc(ctx, device_kinds[k], size, 0);
+        harness_fill(buf, size, 8);
+        assert_status(tidal_copy(ctx, buf + 8, buf, 4096), TIDAL_ERROR_INVALID_ARGUMENT);
+        assert_last_error_contains("overlap");
+        assert_true(harness_holds(buf, size, 8)); /* nothing was copied */
+        assert_ok(tidal_copy(ctx, buf + 4096, buf, 4096)); /* disjoint ranges of one block are fine */
+        assert_ok(tidal_free(ctx, buf));
+    }
+    free(expect);
+}
+
 static void test_runtime_failure_mid_copy_leaves_engine_usable(void **state)
 {
     (void)state;
@@ -158,6 +248,9 @@ int main(void)
         HARNESS_SIM_TEST(test_device_to_device_and_async),
         HARNESS_SIM_TEST(test_registered_memory),
         HARNESS_SIM_TEST(test_copy_errors),
+        HARNESS_SIM_TEST(test_copy_past_the_end_is_refused),
+        HARNESS_SIM_TEST(test_copy_into_an_allocation_is_refused),
+        HARNESS_SIM_TEST(test_overlapping_copies),
         cmocka_unit_test(test_runtime_failure_mid_copy_leaves_engine_usable),
         cmocka_unit_test(test_bad_copy_settings),
     };

@@ -2,9 +2,14 @@
  *   valgrind --tool=callgrind --toggle-collect=capi_pairs build/tools/bench/capi-pairs [SIZE]
  * "Collected : N" / 101000 = instructions per pair (1000 warm-up pairs + 100000 counted;
  * the warm-up runs inside the same function so the first pool refill is included once).
- * Device memory on the simulated device: the figure is tidal's own work, no GPU call. */
+ * Device memory on the simulated device: the figure is tidal's own work, no GPU call.
+ *
+ * With a second argument `copy`, the same for one tidal_copy of SIZE bytes between two pooled
+ * device blocks, one of them at an interior offset (--toggle-collect=capi_copies; the
+ * simulated device's memcpy is counted too, so compare builds at one size). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tidal/tidal.h>
 
@@ -13,6 +18,16 @@ __attribute__((noinline)) void capi_pairs(tidal_context *ctx, const tidal_alloc_
     for (long i = 0; i < n; ++i) {
         void *p;
         if (tidal_alloc(ctx, size, d, &p) != TIDAL_OK || tidal_free(ctx, p) != TIDAL_OK) {
+            fprintf(stderr, "capi-pairs: %s\n", tidal_last_error());
+            exit(1);
+        }
+    }
+}
+
+__attribute__((noinline)) void capi_copies(tidal_context *ctx, char *dst, const char *src, size_t size, long n)
+{
+    for (long i = 0; i < n; ++i) {
+        if (tidal_copy(ctx, dst, src, size) != TIDAL_OK) {
             fprintf(stderr, "capi-pairs: %s\n", tidal_last_error());
             exit(1);
         }
@@ -29,8 +44,20 @@ int main(int argc, char **argv)
     }
     tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
     d.kind = TIDAL_KIND_DEVICE;
-    capi_pairs(ctx, &d, size, 1000);
-    capi_pairs(ctx, &d, size, 100000);
+    if (argc > 2 && strcmp(argv[2], "copy") == 0) {
+        char *a, *b;
+        if (tidal_alloc(ctx, size + 64, &d, (void **)&a) != TIDAL_OK || tidal_alloc(ctx, size, &d, (void **)&b) != TIDAL_OK) {
+            fprintf(stderr, "capi-pairs: %s\n", tidal_last_error());
+            return 1;
+        }
+        capi_copies(ctx, a + 64, b, size, 1000);
+        capi_copies(ctx, a + 64, b, size, 100000);
+        tidal_free(ctx, a);
+        tidal_free(ctx, b);
+    } else {
+        capi_pairs(ctx, &d, size, 1000);
+        capi_pairs(ctx, &d, size, 100000);
+    }
     tidal_context_destroy(ctx);
     return 0;
 }

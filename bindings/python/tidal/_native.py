@@ -199,6 +199,7 @@ PROTOTYPES = {
     "tidal_clock": (c_status, [_ctx, _P(ctypes.c_double)]),
     "tidal_stream_create": (c_status, [_ctx, ctypes.c_int32, _P(_vp)]),
     "tidal_stream_destroy": (c_status, [_ctx, _vp]),
+    "tidal_stream_forget": (c_status, [_ctx, _vp]),
     "tidal_stream_synchronize": (c_status, [_ctx, _vp]),
     "tidal_copy": (c_status, [_ctx, _vp, _vp, ctypes.c_size_t]),
     "tidal_copy_async": (c_status, [_ctx, _vp, _vp, ctypes.c_size_t, _vp]),

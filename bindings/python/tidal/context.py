@@ -594,6 +594,11 @@ class Context:
         """tidal_stream_destroy (None does nothing)."""
         _check(lib.tidal_stream_destroy(self.handle, _address(stream, "stream")))
 
+    def stream_forget(self, stream) -> None:
+        """tidal_stream_forget: call before destroying, with the GPU runtime, a stream tidal
+        has seen (e.g. a torch.cuda.Stream); settles what tidal holds for it. None does nothing."""
+        _check(lib.tidal_stream_forget(self.handle, _address(stream, "stream")))
+
     def stream_synchronize(self, stream=None) -> None:
         """tidal_stream_synchronize (None = the default stream)."""
         _check(lib.tidal_stream_synchronize(self.handle, _address(stream, "stream")))
