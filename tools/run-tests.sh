@@ -1,13 +1,29 @@
 #!/usr/bin/env bash
 # The whole test suite, twice: a normal build (every feature found on this machine, GPU
 # modules and kernels included) and an AddressSanitizer + UndefinedBehaviorSanitizer build.
-# Suites: unit, capi, plugins, abi, tools, fortran, python, device (skips without a GPU).
-# Exit status 0 only if all pass.
+# Suites: unit, capi, faults, stress, plugins, abi, tools, fortran, python, device (skips
+# without a GPU). Exit status 0 only if all pass.
+#
+# --tsan (or TIDAL_TSAN=1) runs instead the ThreadSanitizer setup: build-tsan, the unit, capi
+# and stress suites, the stress test with TIDAL_STRESS_OPS operations (default 2000000) with the
+# simulated device serialised and not. Not part of the default run: it takes long on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/deps.sh
 tidal_install_missing
 jobs=${TIDAL_JOBS:-$(nproc)}
+
+if [ "${1:-}" = "--tsan" ] || [ "${TIDAL_TSAN:-0}" = "1" ]; then
+    # GPU modules left out as in the ASan build; the vendor runtimes are not instrumented.
+    [ -d build-tsan ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false \
+        -Dhip=disabled -Dcuda=disabled -Dhip_kernels=disabled -Dnvcc_kernels=disabled
+    ninja -C build-tsan -j "$jobs"
+    export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+    export TIDAL_STRESS_OPS=${TIDAL_STRESS_OPS:-2000000}
+    meson test -C build-tsan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 0 \
+        --suite unit --suite capi --suite stress
+    exit 0
+fi
 [ -d build ] || meson setup build
 ninja -C build -j "$jobs"
 meson test -C build --print-errorlogs --num-processes "$jobs"

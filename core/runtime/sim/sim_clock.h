@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 
 namespace tidal::sim {
 
@@ -9,6 +10,7 @@ namespace tidal::sim {
 struct SimStream {
     int32_t device = 0;
     double time = 0.0;
+    std::mutex order; // its work runs in issue order (SimRuntime's unserialised mode)
 };
 
 // An event handle: the simulated time it completes, once recorded.

@@ -148,7 +148,7 @@ int SimRuntime::run_kernel(int32_t device, SimStream *stream, std::span<const Ac
     i = 0;
     for (const Access &access : accesses)
         seconds += apply_access(device, access, targets[i++]);
-    work();
+    do_work(stream, std::forward<Work>(work));
     const double end = clock_.run(stream, seconds);
     if (synchronous)
         clock_.host_wait(end);
@@ -169,7 +169,7 @@ int SimRuntime::kernel_prologue(int32_t device, void *stream, bool arguments_ok,
 
 int SimRuntime::kernel_touch(int32_t device, void *ptr, size_t size, int32_t write, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     if (int e = kernel_prologue(device, stream, ptr != nullptr && size > 0, &s))
         return e;
@@ -188,7 +188,7 @@ int SimRuntime::kernel_touch(int32_t device, void *ptr, size_t size, int32_t wri
 int SimRuntime::kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint64_t seed,
                                     void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     if (int e = kernel_prologue(device, stream, word_aligned(ptr, size) && size > 0, &s))
         return e;
@@ -202,7 +202,7 @@ int SimRuntime::kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint
 int SimRuntime::kernel_pattern_check(int32_t device, const void *ptr, size_t size, uint64_t seed,
                                      uint64_t *mismatches, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     const bool ok = word_aligned(ptr, size) && size > 0 && mismatches != nullptr;
     if (int e = kernel_prologue(device, stream, ok, &s))
@@ -218,7 +218,7 @@ int SimRuntime::kernel_pattern_check(int32_t device, const void *ptr, size_t siz
 
 int SimRuntime::kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     const bool ok = word_aligned(dst, size) && word_aligned(src, size) && size > 0;
     if (int e = kernel_prologue(device, stream, ok, &s))
@@ -230,7 +230,7 @@ int SimRuntime::kernel_copy(int32_t device, void *dst, const void *src, size_t s
 int SimRuntime::kernel_triad(int32_t device, double *a, const double *b, const double *c,
                              double scalar, size_t size, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     const bool ok = word_aligned(a, size) && word_aligned(b, size) && word_aligned(c, size) &&
                     size > 0;
@@ -246,7 +246,7 @@ int SimRuntime::kernel_triad(int32_t device, double *a, const double *b, const d
 
 int SimRuntime::kernel_spin(int32_t device, uint64_t ns, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     if (int e = kernel_prologue(device, stream, true, &s))
         return e;
@@ -257,7 +257,7 @@ int SimRuntime::kernel_spin(int32_t device, uint64_t ns, void *stream)
 int SimRuntime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t count,
                                   uint32_t iterations, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     const bool ok = count > 0 && count <= SIZE_MAX / 8 && word_aligned(counters, count * 8);
     if (int e = kernel_prologue(device, stream, ok, &s))
@@ -273,7 +273,7 @@ int SimRuntime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t cou
 int SimRuntime::kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count,
                                   uint64_t max_size, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     if (int e = kernel_prologue(device, stream, items != nullptr, &s))
         return e;

@@ -5,12 +5,15 @@
 #include <bit>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <new>
 #include <stdexcept>
 
 #include "runtime/sim/sim_error_names.h"
+#include "runtime/sim/tsan_annotations.h"
 
 namespace tidal::sim {
 
@@ -88,10 +91,15 @@ SimRuntime::SimRuntime(const SimSettings &settings)
     counters_.assign(static_cast<std::size_t>(devices_), SimCounters{});
     link_h2d_.assign(static_cast<std::size_t>(devices_), 0.0);
     link_d2h_.assign(static_cast<std::size_t>(devices_), 0.0);
+    if (const char *v = std::getenv("TIDAL_SIM_SERIALIZE"); v != nullptr && std::strcmp(v, "0") == 0)
+        serialize_ = false;
+    if (const char *v = std::getenv("TIDAL_SIM_CALL_COUNTS"); v != nullptr && *v != '\0')
+        call_counts_path_ = v;
 }
 
 SimRuntime::~SimRuntime()
 {
+    write_call_counts();
     for (SimStream *stream : streams_)
         delete stream;
     for (SimEvent *event : events_)
@@ -102,6 +110,60 @@ std::string SimRuntime::describe() const
 {
     return "simulated: profile " + profile_.name + ", " + std::to_string(devices_) +
            " device(s), " + format_bytes(capacity_) + ", xnack " + (xnack_ ? "on" : "off");
+}
+
+void SimRuntime::write_call_counts() const noexcept
+{
+    if (call_counts_path_.empty())
+        return;
+    try {
+        std::ofstream out(call_counts_path_, std::ios::trunc);
+        for (std::size_t op = 0; op < kOperationCount; ++op)
+            out << FaultInjector::name(static_cast<Operation>(op)) << ' '
+                << faults_.calls(static_cast<Operation>(op)) << '\n';
+    } catch (...) {
+        // A test hook: the sweep notices the missing file.
+    }
+}
+
+// ============================================================================ locking
+
+// Unserialised, the bookkeeping lock is invisible to ThreadSanitizer, and so is what it
+// guards (see the file comment of sim_runtime.h): acquiring it must not order the core's
+// threads, and the device's own structures are correct by this lock, not the core's.
+void SimRuntime::lock_books() const
+{
+    if (serialize_) {
+        mutex_.lock();
+        return;
+    }
+    tsan_ignore_sync_begin();
+    mutex_.lock();
+    tsan_ignore_accesses_begin();
+}
+
+void SimRuntime::unlock_books() const
+{
+    if (serialize_) {
+        mutex_.unlock();
+        return;
+    }
+    tsan_ignore_accesses_end();
+    mutex_.unlock();
+    tsan_ignore_sync_end();
+}
+
+// The host waited for `address` (an event, or all work): ordered after it for ThreadSanitizer
+// in the unserialised mode, where the bookkeeping lock hides synchronisation.
+void SimRuntime::tsan_after_books(const void *address) const
+{
+    if (serialize_)
+        return;
+    tsan_ignore_accesses_end();
+    tsan_ignore_sync_end();
+    tsan_happens_after(address);
+    tsan_ignore_sync_begin();
+    tsan_ignore_accesses_begin();
 }
 
 // ============================================================================ helpers
@@ -266,7 +328,7 @@ int SimRuntime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_b
         return kInvalidValue;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     *free_bytes = capacity_ - resident_[static_cast<std::size_t>(device)];
     *total_bytes = capacity_;
     return kSuccess;
@@ -276,7 +338,7 @@ int SimRuntime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_b
 
 int SimRuntime::alloc(int32_t kind, int32_t device, size_t size, void **out)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (int e = injected(Operation::alloc))
         return e;
     if (out == nullptr || size == 0 || kind < TIDAL_KIND_DEVICE || kind > TIDAL_KIND_MANAGED_COARSE)
@@ -322,7 +384,8 @@ int SimRuntime::alloc(int32_t kind, int32_t device, size_t size, void **out)
 
 int SimRuntime::free(int32_t kind, int32_t device, void *ptr, size_t /*size*/)
 {
-    std::lock_guard lock(mutex_);
+    std::unique_ptr<SimAllocation> released; // its host memory goes after the lock: see Lock
+    Lock lock(*this);
     if (int e = injected(Operation::free))
         return e;
     auto it = allocations_.find(reinterpret_cast<uintptr_t>(ptr));
@@ -342,13 +405,14 @@ int SimRuntime::free(int32_t kind, int32_t device, void *ptr, size_t /*size*/)
     // A registration cannot outlive the memory it covers (a later allocation at the same
     // address must not inherit it).
     registered_.erase(registered_.lower_bound(a.base()), registered_.lower_bound(a.end()));
+    released = std::move(it->second);
     allocations_.erase(it);
     return kSuccess;
 }
 
 int SimRuntime::host_register(void *ptr, size_t size)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (int e = injected(Operation::host_register))
         return e;
     if (ptr == nullptr || size == 0)
@@ -376,7 +440,7 @@ int SimRuntime::host_register(void *ptr, size_t size)
 
 int SimRuntime::host_unregister(void *ptr)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     auto it = registered_.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == registered_.end())
         return kHostMemoryNotRegistered;
@@ -388,7 +452,7 @@ int SimRuntime::pointer_kind(const void *ptr, int32_t *kind, int32_t *device) co
 {
     if (kind == nullptr || device == nullptr)
         return kInvalidValue;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     const SimAllocation *a = find(ptr);
     if (a != nullptr && a->kind != TIDAL_KIND_PAGEABLE) {
         *kind = a->kind;
@@ -405,7 +469,7 @@ int SimRuntime::pointer_kind(const void *ptr, int32_t *kind, int32_t *device) co
 
 int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (int e = injected(Operation::prefetch))
         return e;
     SimAllocation *a = find_range(ptr, size);
@@ -474,7 +538,7 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
 
 int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t location)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (int e = injected(Operation::advise))
         return e;
     SimAllocation *a = find_range(ptr, size);
@@ -532,7 +596,7 @@ int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t 
 {
     if (value == nullptr)
         return kInvalidValue;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     const SimAllocation *a = find_range(ptr, size);
     if (a == nullptr || size == 0)
         return kInvalidValue;
@@ -609,7 +673,7 @@ void SimRuntime::count_copy(const CopyEnd &src, const CopyEnd &dst, uint64_t byt
 
 int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (int e = injected(Operation::memcpy))
         return e;
     if (dst == nullptr || src == nullptr)
@@ -623,7 +687,7 @@ int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
     if (int e = classify_copy_end(dst, size, &to))
         return e;
     count_copy(from, to, size);
-    std::memmove(dst, src, size);
+    do_work(s, [&] { std::memmove(dst, src, size); });
     const double duration = cost_.copy(from.endpoint, to.endpoint, size);
     const bool src_device = from.endpoint == Endpoint::device, dst_device = to.endpoint == Endpoint::device;
     if (dst_device && !src_device)
@@ -637,7 +701,7 @@ int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
 
 int SimRuntime::memset(void *dst, int value, size_t size, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (int e = injected(Operation::memset))
         return e;
     if (dst == nullptr)
@@ -648,7 +712,7 @@ int SimRuntime::memset(void *dst, int value, size_t size, void *stream)
     CopyEnd to;
     if (int e = classify_copy_end(dst, size, &to))
         return e;
-    std::memset(dst, value, size);
+    do_work(s, [&] { std::memset(dst, value, size); });
     clock_.run(s, cost_.fill(to.endpoint, size));
     return kSuccess;
 }
@@ -661,7 +725,7 @@ int SimRuntime::stream_create(int32_t device, void **stream)
         return kInvalidValue;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     auto s = std::make_unique<SimStream>();
     s->device = device;
     s->time = clock_.host(); // a new stream has nothing queued before "now"
@@ -672,7 +736,7 @@ int SimRuntime::stream_create(int32_t device, void **stream)
 
 int SimRuntime::stream_destroy(void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     auto *s = static_cast<SimStream *>(stream);
     if (s == nullptr || streams_.erase(s) == 0)
         return kInvalidHandle;
@@ -683,12 +747,13 @@ int SimRuntime::stream_destroy(void *stream)
 
 int SimRuntime::stream_synchronize(void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimStream *s = nullptr;
     if (int e = lookup_stream(stream, &s))
         return e;
     if (s != nullptr)
         clock_.host_wait(s->time);
+    do_work(s, [] {}); // the host now comes after the stream's work
     return kSuccess;
 }
 
@@ -698,7 +763,7 @@ int SimRuntime::event_create(int32_t device, void **event)
         return kInvalidValue;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     auto e = std::make_unique<SimEvent>();
     e->device = device;
     events_.insert(e.get());
@@ -708,7 +773,7 @@ int SimRuntime::event_create(int32_t device, void **event)
 
 int SimRuntime::event_destroy(void *event)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     auto *e = static_cast<SimEvent *>(event);
     if (e == nullptr || events_.erase(e) == 0)
         return kInvalidHandle;
@@ -718,7 +783,7 @@ int SimRuntime::event_destroy(void *event)
 
 int SimRuntime::event_record(void *event, void *stream)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimEvent *e = nullptr;
     SimStream *s = nullptr;
     if (int rc = lookup_event(event, &e))
@@ -726,12 +791,13 @@ int SimRuntime::event_record(void *event, void *stream)
     if (int rc = lookup_stream(stream, &s))
         return rc;
     clock_.record(*e, s);
+    do_work(s, [e] { tsan_happens_before(e); });
     return kSuccess;
 }
 
 int SimRuntime::stream_wait_event(void *stream, void *event)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimEvent *e = nullptr;
     SimStream *s = nullptr;
     if (int rc = lookup_event(event, &e))
@@ -739,16 +805,18 @@ int SimRuntime::stream_wait_event(void *stream, void *event)
     if (int rc = lookup_stream(stream, &s))
         return rc;
     clock_.wait(s, *e);
+    do_work(s, [e] { tsan_happens_after(e); });
     return kSuccess;
 }
 
 int SimRuntime::event_synchronize(void *event)
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimEvent *e = nullptr;
     if (int rc = lookup_event(event, &e))
         return rc;
     clock_.wait(nullptr, *e);
+    tsan_after_books(e);
     return kSuccess;
 }
 
@@ -756,11 +824,12 @@ int SimRuntime::event_query(void *event, int32_t *complete)
 {
     if (complete == nullptr)
         return kInvalidValue;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimEvent *e = nullptr;
     if (int rc = lookup_event(event, &e))
         return rc;
     *complete = 1;
+    tsan_after_books(e);
     return kSuccess;
 }
 
@@ -768,7 +837,7 @@ int SimRuntime::event_elapsed_ms(void *start, void *end, float *ms) const
 {
     if (ms == nullptr)
         return kInvalidValue;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     SimEvent *a = nullptr;
     SimEvent *b = nullptr;
     if (int rc = lookup_event(start, &a))
@@ -787,10 +856,11 @@ int SimRuntime::device_synchronize(int32_t device)
 {
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     for (const SimStream *s : streams_)
         if (s->device == device)
             clock_.host_wait(s->time);
+    tsan_after_books(&all_work_);
     return kSuccess;
 }
 
@@ -798,13 +868,13 @@ int SimRuntime::device_synchronize(int32_t device)
 
 double SimRuntime::clock_seconds() const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     return clock_.now();
 }
 
 SimCounters SimRuntime::counters(int32_t device) const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (device < 0 || device >= devices_)
         throw std::out_of_range("no simulated device " + std::to_string(device));
     return counters_[static_cast<std::size_t>(device)];
@@ -812,13 +882,13 @@ SimCounters SimRuntime::counters(int32_t device) const
 
 SimCounters SimRuntime::host_counters() const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     return host_counters_;
 }
 
 uint64_t SimRuntime::resident_bytes(int32_t device) const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     if (device < 0 || device >= devices_)
         throw std::out_of_range("no simulated device " + std::to_string(device));
     return resident_[static_cast<std::size_t>(device)];
@@ -826,7 +896,7 @@ uint64_t SimRuntime::resident_bytes(int32_t device) const
 
 std::vector<PageMask> SimRuntime::page_residency(const void *ptr) const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     const SimAllocation *a = find(ptr);
     std::vector<PageMask> masks;
     if (a == nullptr || !a->managed())
@@ -839,7 +909,7 @@ std::vector<PageMask> SimRuntime::page_residency(const void *ptr) const
 
 std::optional<PageMask> SimRuntime::page_at(const void *ptr) const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     const SimAllocation *a = find(ptr);
     if (a == nullptr || !a->managed())
         return std::nullopt;
@@ -848,13 +918,13 @@ std::optional<PageMask> SimRuntime::page_at(const void *ptr) const
 
 std::vector<FaultRecord> SimRuntime::fault_log() const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     return fault_log_;
 }
 
 uint64_t SimRuntime::fault_log_dropped() const
 {
-    std::lock_guard lock(mutex_);
+    Lock lock(*this);
     return fault_log_dropped_;
 }
 

@@ -8,6 +8,18 @@
 // Thread safety: every public member may be called from several threads at once. One mutex
 // per instance serialises them, real copies and kernels included: simple to reason about,
 // and the simulated clock, not wall time, is what the simulated device is judged by.
+//
+// TIDAL_SIM_SERIALIZE=0 (read when an instance is created) is the mode for ThreadSanitizer
+// runs: the mutex then guards the device's own bookkeeping only, and the real work — copies,
+// fills, kernel bodies, allocating and releasing host blocks — runs outside it, ordered only
+// by a lock per stream (a stream runs its work in order, as a GPU's does) and by events. In a
+// ThreadSanitizer build the bookkeeping mutex is also hidden from the race detector, so that
+// the only happens-before edges it sees between the core's threads are the core's own (and
+// the device's stream and event order), not an artefact of the simulator's one lock.
+//
+// TIDAL_SIM_CALL_COUNTS=PATH makes the instance write, when destroyed, each fault-injection
+// operation's call count to PATH ("alloc 12" per line): the fault sweep learns from a clean
+// run how many calls of each operation it can fail. Test hooks, not configuration.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +41,7 @@
 #include "runtime/sim/page_mask.h"
 #include "runtime/sim/sim_allocation.h"
 #include "runtime/sim/sim_clock.h"
+#include "runtime/sim/tsan_annotations.h"
 
 namespace tidal::sim {
 
@@ -130,6 +143,7 @@ public:
     std::vector<FaultRecord> fault_log() const;
     uint64_t fault_log_dropped() const;
     uint64_t calls(Operation op) const { return faults_.calls(op); }
+    bool serialized() const noexcept { return serialize_; }
 
     int32_t devices() const noexcept { return devices_; }
     uint64_t capacity() const noexcept { return capacity_; }
@@ -200,8 +214,32 @@ private:
     bool amd_;
     CostModel cost_;
     FaultInjector faults_;
+    bool serialize_ = true;
+    std::string call_counts_path_;
+
+    // Holds the bookkeeping lock (everything, in the serialised mode) for its scope.
+    class Lock {
+    public:
+        explicit Lock(const SimRuntime &rt) : rt_(rt) { rt_.lock_books(); }
+        ~Lock() { rt_.unlock_books(); }
+        Lock(const Lock &) = delete;
+        Lock &operator=(const Lock &) = delete;
+
+    private:
+        const SimRuntime &rt_;
+    };
+    void lock_books() const;
+    void unlock_books() const;
+    void tsan_after_books(const void *address) const;
+    // Runs a call's real work. Expects the bookkeeping lock held; in the unserialised mode it
+    // is released around `work`, which then holds `stream`'s order instead (nullptr: the
+    // default stream's).
+    template <typename Work> void do_work(SimStream *stream, Work &&work);
+    void write_call_counts() const noexcept;
 
     mutable std::mutex mutex_;
+    mutable std::mutex null_stream_order_; // the default stream's work order (unserialised mode)
+    char all_work_ = 0; // unserialised mode: every piece of work happens before a device sync
     SimClock clock_;
     std::map<uintptr_t, std::unique_ptr<SimAllocation>> allocations_; // by base address
     std::map<uintptr_t, uint64_t> registered_;                         // base -> size
@@ -215,5 +253,20 @@ private:
     std::vector<FaultRecord> fault_log_;
     uint64_t fault_log_dropped_ = 0;
 };
+
+template <typename Work> void SimRuntime::do_work(SimStream *stream, Work &&work)
+{
+    if (serialize_) {
+        work();
+        return;
+    }
+    unlock_books();
+    {
+        std::lock_guard order(stream != nullptr ? stream->order : null_stream_order_);
+        work();
+        tsan_happens_before(&all_work_);
+    }
+    lock_books();
+}
 
 } // namespace tidal::sim
