@@ -73,8 +73,13 @@ std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, V
     for (const Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
         auto it = s.slots.upper_bound(a);
-        if (it != s.slots.end())
-            around.end = std::min(around.end, it->first);
+        // The vacancy ends at the next live allocation: copies refuse a range that runs into
+        // one, so a dead node (a freed base kept for revival) must not end it.
+        auto next = it;
+        while (next != s.slots.end() && !next->second.live)
+            ++next;
+        if (next != s.slots.end())
+            around.end = std::min(around.end, next->first);
         if (it == s.slots.begin())
             continue;
         --it;

@@ -34,7 +34,8 @@ public:
     // of the same shard (the runtime and pools never hand out overlapping memory; this is a
     // cheap tripwire, not a full check).
     void insert(const AllocationRecord &record);
-    // [begin, end) of addresses: where find() found no allocation.
+    // [begin, end) of addresses: where find() found no allocation. `end` is exactly the base of
+    // the next live allocation (UINTPTR_MAX: none); `begin` may lie above the true gap's start.
     struct Vacancy {
         uintptr_t begin = 0, end = 0;
     };

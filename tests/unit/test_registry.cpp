@@ -127,6 +127,21 @@ TEST_CASE("freed allocations never shadow live ones, whatever reuses their addre
     CHECK(reg.live_count() == 0);
 }
 
+TEST_CASE("a vacancy ends at the next live allocation, not at a freed base kept for revival")
+{
+    AllocationRegistry reg;
+    AllocationRecord out;
+    reg.insert(record(0x50000, 0x100));
+    reg.insert(record(0x60000, 0x100));
+    CHECK(reg.remove(at(0x50000), &out) == AllocationRegistry::Removal::removed); // its node stays, dead
+    AllocationRegistry::Vacancy v;
+    CHECK_FALSE(reg.find(at(0x4f000), &v).has_value());
+    CHECK(v.end == 0x60000); // copies refuse a range that runs into v.end: a dead node must not end it
+    CHECK(reg.remove(at(0x60000), &out) == AllocationRegistry::Removal::removed);
+    CHECK_FALSE(reg.find(at(0x4f000), &v).has_value());
+    CHECK(v.end == UINTPTR_MAX);
+}
+
 TEST_CASE("a freed base revived with a larger size takes over the freed blocks inside it")
 {
     AllocationRegistry reg;
