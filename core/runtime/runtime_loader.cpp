@@ -58,7 +58,7 @@ std::unique_ptr<Runtime> RuntimeLoader::load_sim(const Settings &settings)
     void *instance = nullptr;
     char detail[256] = {};
     int rc = sim::sim_create(settings.sim, &instance, detail, sizeof detail);
-    const tidal_rt_ops *ops = sim::sim_ops();
+    const tidal_rt_ops *ops = sim::sim_ops(settings.sim);
     if (rc != 0)
         throw ErrorTable::translate(ops->family, rc, ops->error_name(rc),
                                     fmt::format("starting the simulated device ({})", detail));
