@@ -613,8 +613,9 @@ TEST_CASE("a simulated device names its errors as its profile's vendor does; the
     CHECK(amd->family == TIDAL_RT_FAMILY_HIP);
     CHECK(std::string(amd->error_name(2)) == "hipErrorOutOfMemory");
     // Everything but the naming is the same table.
-    CHECK(nvidia->alloc == amd->alloc);
-    CHECK(nvidia->kernel_batch_copy == amd->kernel_batch_copy);
+    CHECK(reinterpret_cast<const void *>(nvidia->alloc) == reinterpret_cast<const void *>(amd->alloc));
+    CHECK(reinterpret_cast<const void *>(nvidia->kernel_batch_copy) ==
+          reinterpret_cast<const void *>(amd->kernel_batch_copy));
 }
 
 TEST_CASE("pointer_kind classifies interior pointers and unknown memory")
