@@ -5,33 +5,34 @@
 namespace tidal {
 namespace {
 
-// Checked against Debian's hip_runtime_api.h (HIP 5.2.3); the codes never change upstream.
+// Checked against Debian's hip_runtime_api.h (HIP 5.2.3) and CUDA 13's driver_types.h: HIP took
+// CUDA's numbers, so one number has one name per vendor. The codes never change upstream.
 constexpr HipErrorName kNames[] = {
-    {0, "hipSuccess", "no error"},
-    {1, "hipErrorInvalidValue", "invalid argument"},
-    {2, "hipErrorOutOfMemory", "out of memory"},
-    {3, "hipErrorNotInitialized", "initialization error"},
-    {4, "hipErrorDeinitialized", "driver shutting down"},
-    {17, "hipErrorInvalidDevicePointer", "invalid device pointer"},
-    {21, "hipErrorInvalidMemcpyDirection", "invalid copy direction"},
-    {35, "hipErrorInsufficientDriver", "driver version is insufficient for runtime version"},
-    {98, "hipErrorInvalidDeviceFunction", "invalid device function"},
-    {100, "hipErrorNoDevice", "no GPU device detected"},
-    {101, "hipErrorInvalidDevice", "invalid device ordinal"},
-    {209, "hipErrorNoBinaryForGpu", "no kernel image is available for this device"},
-    {217, "hipErrorPeerAccessUnsupported", "peer access is not supported between these devices"},
-    {400, "hipErrorInvalidHandle", "invalid resource handle"},
-    {500, "hipErrorNotFound", "named symbol not found"},
-    {600, "hipErrorNotReady", "device not ready"},
-    {700, "hipErrorIllegalAddress", "an illegal memory access was encountered"},
-    {701, "hipErrorLaunchOutOfResources", "too many resources requested for launch"},
-    {704, "hipErrorPeerAccessAlreadyEnabled", "peer access is already enabled"},
-    {705, "hipErrorPeerAccessNotEnabled", "peer access has not been enabled"},
-    {712, "hipErrorHostMemoryAlreadyRegistered", "host memory already registered"},
-    {713, "hipErrorHostMemoryNotRegistered", "host memory is not registered"},
-    {719, "hipErrorLaunchFailure", "unspecified launch failure"},
-    {801, "hipErrorNotSupported", "operation not supported"},
-    {999, "hipErrorUnknown", "unknown error"},
+    {0, "hipSuccess", "cudaSuccess", "no error"},
+    {1, "hipErrorInvalidValue", "cudaErrorInvalidValue", "invalid argument"},
+    {2, "hipErrorOutOfMemory", "cudaErrorMemoryAllocation", "out of memory"},
+    {3, "hipErrorNotInitialized", "cudaErrorInitializationError", "initialization error"},
+    {4, "hipErrorDeinitialized", "cudaErrorCudartUnloading", "driver shutting down"},
+    {17, "hipErrorInvalidDevicePointer", "cudaErrorInvalidDevicePointer", "invalid device pointer"},
+    {21, "hipErrorInvalidMemcpyDirection", "cudaErrorInvalidMemcpyDirection", "invalid copy direction"},
+    {35, "hipErrorInsufficientDriver", "cudaErrorInsufficientDriver", "driver version is insufficient for runtime version"},
+    {98, "hipErrorInvalidDeviceFunction", "cudaErrorInvalidDeviceFunction", "invalid device function"},
+    {100, "hipErrorNoDevice", "cudaErrorNoDevice", "no GPU device detected"},
+    {101, "hipErrorInvalidDevice", "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {209, "hipErrorNoBinaryForGpu", "cudaErrorNoKernelImageForDevice", "no kernel image is available for this device"},
+    {217, "hipErrorPeerAccessUnsupported", "cudaErrorPeerAccessUnsupported", "peer access is not supported between these devices"},
+    {400, "hipErrorInvalidHandle", "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {500, "hipErrorNotFound", "cudaErrorSymbolNotFound", "named symbol not found"},
+    {600, "hipErrorNotReady", "cudaErrorNotReady", "device not ready"},
+    {700, "hipErrorIllegalAddress", "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+    {701, "hipErrorLaunchOutOfResources", "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+    {704, "hipErrorPeerAccessAlreadyEnabled", "cudaErrorPeerAccessAlreadyEnabled", "peer access is already enabled"},
+    {705, "hipErrorPeerAccessNotEnabled", "cudaErrorPeerAccessNotEnabled", "peer access has not been enabled"},
+    {712, "hipErrorHostMemoryAlreadyRegistered", "cudaErrorHostMemoryAlreadyRegistered", "host memory already registered"},
+    {713, "hipErrorHostMemoryNotRegistered", "cudaErrorHostMemoryNotRegistered", "host memory is not registered"},
+    {719, "hipErrorLaunchFailure", "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {801, "hipErrorNotSupported", "cudaErrorNotSupported", "operation not supported"},
+    {999, "hipErrorUnknown", "cudaErrorUnknown", "unknown error"},
 };
 
 struct Alias {
@@ -72,6 +73,12 @@ const char *hip_error_name(int code) noexcept
 {
     const HipErrorName *e = find_code(code);
     return e ? e->name : nullptr;
+}
+
+const char *cuda_error_name(int code) noexcept
+{
+    const HipErrorName *e = find_code(code);
+    return e ? e->cuda_name : nullptr;
 }
 
 const char *hip_error_description(int code) noexcept

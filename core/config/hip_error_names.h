@@ -1,7 +1,8 @@
 // HIP error numbers and names: the one list the configuration (sim fault injection), the
 // simulated device and the status translation table share, so a name always means the same
-// number everywhere. Numbers are HIP's (hip_runtime_api.h); the simulated device reports HIP
-// numbering too.
+// number everywhere. Numbers are HIP's (hip_runtime_api.h), which are CUDA's (driver_types.h)
+// for every code listed; the simulated device reports this numbering, under the CUDA name when
+// its profile is an NVIDIA card's.
 #pragma once
 
 #include <optional>
@@ -13,6 +14,7 @@ namespace tidal {
 struct HipErrorName {
     int code;
     const char *name;        // "hipErrorOutOfMemory"
+    const char *cuda_name;   // "cudaErrorMemoryAllocation": the CUDA runtime's name for the number
     const char *description; // short English text, as hipGetErrorString would say it
 };
 
@@ -27,6 +29,9 @@ std::optional<int> hip_error_from_name(std::string_view name) noexcept;
 
 // 2 -> "hipErrorOutOfMemory"; nullptr for a number not in the list.
 const char *hip_error_name(int code) noexcept;
+
+// 2 -> "cudaErrorMemoryAllocation"; nullptr for a number not in the list.
+const char *cuda_error_name(int code) noexcept;
 
 // 2 -> "out of memory"; nullptr for a number not in the list.
 const char *hip_error_description(int code) noexcept;

@@ -74,11 +74,10 @@ std::filesystem::path PolicyChain::locate(const Settings &settings, const std::s
     const std::string file = fmt::format("tidal-policy-{}.so", name);
     auto found = SharedLibrary::find_in(folders, file);
     if (found.empty()) {
-        std::string searched;
-        for (const auto &f : folders)
-            searched += (searched.empty() ? "" : ", ") + f.string();
+        const std::string searched = SharedLibrary::existing_folders(folders);
         throw Error(TIDAL_ERROR_CONFIG,
-                    fmt::format("{}policy '{}' not found: no {} in {}", position_in_policies(settings, index), name, file, searched),
+                    fmt::format("{}policy '{}' not found: no {} in {}", position_in_policies(settings, index), name, file,
+                                searched.empty() ? "any folder of the policy search path (none exists)" : searched),
                     "add the plugin's folder to policy_path (or TIDAL_POLICY_PATH), or fix the name");
     }
     return found;

@@ -45,7 +45,11 @@ std::unique_ptr<Runtime> RuntimeLoader::load(const Settings &settings)
                                                            : fmt::format("{} ({})", e.native().name, e.native().code));
         }
     }
-    log_warn(fmt::format("runtime \"auto\": no GPU runtime is usable ({}); using the simulated device", reasons));
+    // Said on every auto run, so the line itself tells how to choose the simulated device and
+    // be quiet.
+    log_warn(fmt::format("runtime \"auto\": no GPU runtime is usable ({}); using the simulated device "
+                         "(to silence this, set runtime = \"sim\" in the configuration or TIDAL_RUNTIME=sim)",
+                         reasons));
     return load_sim(settings);
 }
 
@@ -54,7 +58,7 @@ std::unique_ptr<Runtime> RuntimeLoader::load_sim(const Settings &settings)
     void *instance = nullptr;
     char detail[256] = {};
     int rc = sim::sim_create(settings.sim, &instance, detail, sizeof detail);
-    const tidal_rt_ops *ops = sim::sim_ops();
+    const tidal_rt_ops *ops = sim::sim_ops(settings.sim);
     if (rc != 0)
         throw ErrorTable::translate(ops->family, rc, ops->error_name(rc),
                                     fmt::format("starting the simulated device ({})", detail));
@@ -67,10 +71,10 @@ std::unique_ptr<Runtime> RuntimeLoader::load_module(const Settings &settings, co
     const auto folders = search_path(settings, name);
     const auto path = SharedLibrary::find_in(folders, file);
     if (path.empty()) {
-        std::string searched;
-        for (const auto &f : folders)
-            searched += (searched.empty() ? "" : ", ") + f.string();
-        throw Error(TIDAL_ERROR_RUNTIME, fmt::format("runtime module {} not found (searched {})", file, searched),
+        const std::string searched = SharedLibrary::existing_folders(folders);
+        throw Error(TIDAL_ERROR_RUNTIME,
+                    fmt::format("runtime module {} not found (searched {})", file,
+                                searched.empty() ? "no folder: none of the module search path exists" : searched),
                     fmt::format("build tidal with the {} feature, add its folder to runtime_path, or use runtime = \"sim\"", name));
     }
     SharedLibrary module(path);

@@ -77,4 +77,14 @@ std::filesystem::path SharedLibrary::find_in(const std::vector<std::filesystem::
     return {};
 }
 
+std::string SharedLibrary::existing_folders(const std::vector<std::filesystem::path> &folders)
+{
+    std::string text;
+    std::error_code ec;
+    for (const auto &folder : folders)
+        if (std::filesystem::is_directory(folder, ec))
+            text += (text.empty() ? "" : ", ") + folder.string();
+    return text;
+}
+
 } // namespace tidal

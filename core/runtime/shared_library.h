@@ -31,6 +31,10 @@ public:
     // The first `folders[i] / file_name` that exists.
     static std::filesystem::path find_in(const std::vector<std::filesystem::path> &folders,
                                          const std::string &file_name);
+    // "a, b": the folders of `folders` that exist, for a "not found" message. A search path
+    // also holds the build tree's and the install's candidates, and listing the ones absent
+    // on this machine only misleads; "" when none exists.
+    static std::string existing_folders(const std::vector<std::filesystem::path> &folders);
 
 private:
     void *handle_ = nullptr;

@@ -308,7 +308,7 @@ static void test_alloc_injected_fault(void **state)
     desc.kind = TIDAL_KIND_DEVICE;
     void *first = alloc_expect(ctx, 4096, &desc, TIDAL_OK);
     alloc_expect(ctx, 4096, &desc, TIDAL_ERROR_OUT_OF_MEMORY);
-    assert_last_error_contains("hipErrorOutOfMemory (2)");
+    assert_last_error_contains("cudaErrorMemoryAllocation (2)");
     void *third = alloc_expect(ctx, 4096, &desc, TIDAL_OK);
     assert_ok(tidal_free(ctx, first));
     assert_ok(tidal_free(ctx, third));

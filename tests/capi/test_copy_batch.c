@@ -286,7 +286,7 @@ static void test_kernel_failure_loses_nothing(void **state)
     }
     const tidal_status s = tidal_copy_batch(ctx, items, 16, NULL);
     assert_true(s != TIDAL_OK);
-    assert_last_error_contains("hipErrorLaunchFailure (719)");
+    assert_last_error_contains("cudaErrorLaunchFailure (719)");
     assert_last_error_contains("batch copy kernel");
     /* The sources are untouched and the staging usable: the same batch goes through now. */
     assert_ok(tidal_copy_batch(ctx, items, 16, NULL));

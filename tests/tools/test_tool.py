@@ -1,12 +1,15 @@
-"""The `tidal` command as a user runs it: exit statuses, output, JSON shape.
-Usage: test_tool.py TIDAL_BINARY EXAMPLE_CONFIG"""
+"""The `tidal` command as a user runs it: exit statuses, output, JSON shape, help, version, the
+man page and the bash completion the build generates from it.
+Usage: test_tool.py TIDAL_BINARY EXAMPLE_CONFIG MAN_PAGE BASH_COMPLETION"""
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
-TOOL, EXAMPLE = sys.argv[1], sys.argv[2]
+TOOL, EXAMPLE, MAN_PAGE, COMPLETION = sys.argv[1:5]
 failures = []
 
 
@@ -32,10 +35,156 @@ def write(text):
     return f.name
 
 
+# Help: one line per command at the top, the long text under the command's own --help.
 r = run("--help")
-expect(r.returncode == 0 and all(c in r.stdout for c in ("probe", "config", "validate", "bench")), "--help lists the commands", r)
+listed = {m.group(1): m.group(2) for m in re.finditer(r"^  (probe|config|validate|bench) +(\S.*)$", r.stdout, re.M)}
+expect(r.returncode == 0 and set(listed) == {"probe", "config", "validate", "bench"} and
+       all(len(r.stdout.split("\n  " + c + " ")) == 2 for c in listed), "--help lists each command once, on one line", r)
+expect("NOT MEASURED" not in r.stdout and "For each device and allocation kind" not in r.stdout and
+       max(map(len, r.stdout.splitlines())) <= 120, "--help leaves the commands' long text to their own --help", r)
+r = run("validate", "--help")
+expect(r.returncode == 0 and "For each device and allocation kind" in r.stdout and "--bandwidth-size" in r.stdout and
+       max(map(len, r.stdout.splitlines())) <= 120, "validate --help has the long text, wrapped", r)
+
+# A bare `tidal` is a usage error: one short usage line, status 2.
 r = run()
-expect(r.returncode != 0, "no subcommand is an error", r)
+expect(r.returncode == 2 and r.stdout == "" and r.stderr.startswith("usage: tidal") and len(r.stderr.splitlines()) == 1
+       and all(c in r.stderr for c in ("probe", "config", "validate", "bench")), "a bare tidal prints a usage line, exit 2", r)
+
+# Mistyped commands get a suggestion; every usage error is status 2 (not CLI11's 105-109).
+for args, needle in ((("probr",), "did you mean 'probe'"), (("valdiate",), "did you mean 'validate'"),
+                     (("config", "chek", "x.toml"), "did you mean 'check'")):
+    r = run(*args)
+    expect(r.returncode == 2 and needle in r.stderr, f"tidal {' '.join(args)}: {needle}, exit 2", r)
+r = run("frobnicate")
+expect(r.returncode == 2 and "not a command" in r.stderr and "did you mean" not in r.stderr,
+       "an unrelated word gets no suggestion, exit 2", r)
+for args in (("probe", "--jsn"), ("probe", "--runtime", "opencl"), ("validate", "--repeat", "0"), ("config",),
+             ("config", "check")):
+    r = run(*args)
+    expect(r.returncode == 2 and r.stderr.startswith("tidal: ") and "--help" in r.stderr,
+           f"tidal {' '.join(args)}: a usage error, exit 2", r)
+
+# --version and -V: version, what this build has, where modules and policies are looked for.
+r = run("--version")
+r_short = run("-V")
+expect(r.returncode == 0 and r_short.returncode == 0 and r.stdout == r_short.stdout, "--version and -V say the same", r)
+expect(r.stdout.startswith("tidal 0.") and all(w in r.stdout for w in (
+    "runtimes: sim (built in)", "hip module:", "cuda module:", "validation kernels", "Fortran binding:", "hwloc",
+    "runtime modules (tidal-runtime-NAME.so) are looked for in:", "policies (tidal-policy-NAME.so) are looked for in:",
+    "TIDAL_POLICY_PATH", "TIDAL_RUNTIME_PATH")), "--version names the runtimes, features and search folders", r)
+lib = re.search(r"^library: libtidal \S+ \((.+)\)$", r.stdout, re.M)
+expect(lib and os.path.exists(lib.group(1)) and os.path.join(os.path.dirname(lib.group(1)), "tidal", "policies") in r.stdout,
+       "--version names the loaded libtidal and the policy folder beside it", r)
+r = run("-V", env_extra={"TIDAL_POLICY_PATH": "/nonexistent/tidal-policies"})
+expect("/nonexistent/tidal-policies  (does not exist)" in r.stdout, "--version lists TIDAL_POLICY_PATH, marking a missing folder", r)
+
+# Every size option takes the configuration's units.
+r = run("probe", "--runtime", "sim", "--json", "--batch-hint", "1MiB")
+j = json.loads(r.stdout) if r.returncode == 0 else {"devices": [{}]}
+hint = j["devices"][0].get("batch_hint", {})
+expect(hint.get("sample_bytes") == 1 << 20 and hint.get("batch") == j["devices"][0]["l2_size"] // (2 << 20),
+       "probe --batch-hint 1MiB", r)
+r = run("probe", "--runtime", "sim", "--json", "--batch-hint", "1mib")
+expect(r.returncode == 0 and json.loads(r.stdout)["devices"][0]["batch_hint"]["sample_bytes"] == 1 << 20,
+       "probe --batch-hint: units in any case, as in the configuration", r)
+r = run("validate", "--runtime", "sim", "--size", "16MiB", "--bandwidth-size", "8MiB")
+expect(r.returncode == 0 and "16 MiB per kind" in r.stdout and "bandwidth (8 MiB" in r.stdout,
+       "validate --size 16MiB --bandwidth-size 8MiB", r)
+r = run("validate", "--runtime", "sim", "--size", "1KiB")
+expect(r.returncode == 2 and "'1KiB' is 1024 bytes; give 4 KiB to 16 GiB" in r.stderr and "not in range" not in r.stderr,
+       "validate --size below the minimum says the bounds in units, exit 2", r)
+r = run("validate", "--runtime", "sim", "--size", "12parsecs")
+expect(r.returncode == 2 and "unknown unit 'parsecs'" in r.stderr, "validate --size with a bad unit says so", r)
+r = run("probe", "--help")
+expect("SAMPLE_BYTES" in r.stdout and "1MiB" in r.stdout, "probe --help: --batch-hint takes a size with units", r)
+
+# runtime = "auto" without a GPU runtime: one warning that says how to silence it.
+r = run("probe", env_extra={"TIDAL_LOG_LEVEL": "warn"})
+if "runtime: sim" in r.stdout:
+    warnings = [l for l in r.stderr.splitlines() if "no GPU runtime is usable" in l]
+    expect(len(warnings) == 1 and 'runtime = "sim"' in warnings[0] and "TIDAL_RUNTIME=sim" in warnings[0],
+           "the auto fallback warns once, saying how to silence it", r)
+    searched = [p for m in re.finditer(r"\(searched ([^)]*)\)", r.stderr) for p in m.group(1).split(", ")]
+    expect(all(os.path.isdir(p) or p.startswith("no folder") for p in searched),
+           f"the warning lists only module folders that exist ({searched})", r)
+    r = run("probe", env_extra={"TIDAL_RUNTIME": "sim", "TIDAL_LOG_LEVEL": "warn"})
+    expect(r.returncode == 0 and "no GPU runtime" not in r.stderr, "TIDAL_RUNTIME=sim silences it", r)
+
+# An unknown policy names only the folders that were searched and exist.
+real_plugins = tempfile.mkdtemp()
+missing = write(f'runtime = "sim"\npolicy_path = ["{real_plugins}", "/nonexistent/plugins"]\npolicies = ["nosuch"]\n')
+r = run("config", "check", missing)
+m = re.search(r"no tidal-policy-nosuch\.so in (.*?)(;| \(|$)", r.stderr, re.M)
+listed = m.group(1).split(", ") if m else []
+expect(r.returncode == 1 and real_plugins in listed and all(os.path.isdir(p) for p in listed) and
+       "/nonexistent" not in r.stderr and "policies/nosuch" not in r.stderr,
+       f"an unknown policy's error lists only existing folders ({listed})", r)
+missing = write('runtime = "sim"\npolicy_path = ["/nonexistent/plugins"]\npolicies = ["nosuch"]\n')
+r = run("config", "check", missing, env_extra={"TIDAL_POLICY_PATH": ""})
+expect(r.returncode == 1 and "/nonexistent" not in r.stderr and
+       ("none exists" in r.stderr or re.search(r"nosuch\.so in /", r.stderr)),
+       "an unknown policy's error names no folder that does not exist", r)
+
+# Error names as the simulated card's vendor spells them: CUDA's for the H200, HIP's for AMD.
+faulty = write('runtime = "sim"\n[[sim.fault]]\noperation = "kernel"\nnth = 5\ncount = 1\nerror = "hipErrorIllegalAddress"\n')
+r = run("validate", "--config", faulty, "--size", "8MiB")
+expect(r.returncode == 1 and "cudaErrorIllegalAddress (700)" in r.stdout and "hipError" not in r.stdout,
+       "a simulated NVIDIA device names its errors as CUDA does", r)
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(EXAMPLE))))
+h200 = open(os.path.join(root, "core", "runtime", "sim", "profiles", "h200.toml")).read()
+amd_profile = write(h200.replace('vendor = "nvidia"', 'vendor = "amd"').replace('name = "h200"', 'name = "amd-test"'))
+faulty_amd = write(f'runtime = "sim"\n[sim]\nprofile = "{amd_profile}"\n[[sim.fault]]\noperation = "kernel"\nnth = 5\n'
+                   'count = 1\nerror = "hipErrorIllegalAddress"\n')
+r = run("validate", "--config", faulty_amd, "--size", "8MiB")
+expect(r.returncode == 1 and "hipErrorIllegalAddress (700)" in r.stdout and "cudaError" not in r.stdout,
+       "a simulated AMD device names its errors as HIP does", r)
+
+# The man page and the bash completion are the tool's own text, generated by the build.
+r = run("--man")
+man = open(MAN_PAGE).read()
+expect(r.returncode == 0 and r.stdout == man, "the installed man page is what tidal --man prints", r)
+expect(man.startswith(".TH TIDAL 1 ") and all(f"\n{h}\n" in man for h in (
+    ".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS", ".SH COMMANDS", ".SH ENVIRONMENT")) and
+    all(f'.SS "tidal {c}' in man for c in ("probe", "config check", "validate", "bench")) and
+    all(o in man for o in ("\\-\\-bandwidth\\-size", "\\-\\-emit\\-profile", "\\-\\-batch\\-hint", "NOT MEASURED"))
+    and "--man" not in man and "bash\\-completion" not in man, "the man page has every section, command and option")
+expect(not any(l.startswith(("'", ".")) and not re.match(r"^\.(TH|SH|SS|TP|PP|B) ?", l) for l in man.splitlines()),
+       "the man page's text never starts a line with a roff control character")
+if shutil.which("groff"):
+    g = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", MAN_PAGE], capture_output=True, text=True)
+    expect(g.returncode == 0 and g.stderr == "", f"groff reads the man page without a warning: {g.stderr[:500]}")
+if shutil.which("man"):
+    g = subprocess.run(["man", "-l", MAN_PAGE], capture_output=True, text=True, env={**os.environ, "MANPAGER": "cat",
+                                                                                      "MANWIDTH": "80"})
+    expect(g.returncode == 0 and "validate" in g.stdout, "man -l shows the page")
+
+r = run("--bash-completion")
+expect(r.returncode == 0 and r.stdout == open(COMPLETION).read(), "the installed completion is what the tool prints", r)
+b = subprocess.run(["bash", "-n", COMPLETION], capture_output=True, text=True)
+expect(b.returncode == 0, f"bash -n accepts the completion script: {b.stderr}")
+completion_dir = tempfile.mkdtemp()
+open(os.path.join(completion_dir, "tidal.toml"), "w").close()
+
+
+def complete(line):
+    words = line.split(" ")
+    script = (f"source {COMPLETION}\nCOMP_WORDS=({' '.join(repr(w) for w in words)})\nCOMP_CWORD={len(words) - 1}\n"
+              f"cd {completion_dir}\n_tidal\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n")
+    out = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, text=True)
+    return set(out.stdout.split())
+
+
+# (line, completions wanted, whether exactly those)
+for line, want, exact in (("tidal ", {"probe", "config", "validate", "bench", "--help", "--version", "-V"}, False),
+                          ("tidal va", {"validate"}, True), ("tidal config ", {"check"}, False),
+                          ("tidal validate --si", {"--size"}, True), ("tidal probe --runtime s", {"sim"}, True),
+                          ("tidal bench --json ti", {"tidal.toml"}, True), ("tidal config check ti", {"tidal.toml"}, True),
+                          ("tidal probe --batch-hint ", set(), True),
+                          ("tidal probe --json --c", {"--config"}, True)):
+    got = complete(line)
+    expect(got == want if exact else want <= got, f"completion of '{line}': {sorted(want)} (got {sorted(got)})")
+expect("--man" not in complete("tidal --"), "completion does not offer the hidden build options")
 
 r = run("probe", "--runtime", "sim")
 expect(r.returncode == 0 and "SIMULATED" in r.stdout and "runtime: sim" in r.stdout, "probe labels the simulated device", r)
@@ -71,7 +220,6 @@ rows = {k["kind"]: k["checks"] for d in j["devices"] for k in d["kinds"]}
 expect(rows.get("managed", {}).get("migrate", {}).get("result") == "pass", "validate --json: managed migrates and passes", r)
 expect(rows.get("device-fine", {}).get("alloc", {}).get("result") == "unsupported",
        "validate --json: fine-grained memory is unsupported on an NVIDIA profile", r)
-faulty = write('runtime = "sim"\n[[sim.fault]]\noperation = "kernel"\nnth = 5\ncount = 1\nerror = "hipErrorIllegalAddress"\n')
 r = run("validate", "--config", faulty, "--size", "8388608")
 expect(r.returncode == 1 and "FAIL" in r.stdout and "validation FAILED" in r.stdout,
        "validate fails (exit 1) when a kernel fails", r)

@@ -590,11 +590,32 @@ TEST_CASE("fault injection fails the nth call of an operation for count calls")
     char detail[160] = {};
     CHECK(sim_create(doomed, &rt, detail, sizeof detail) == 100);
     CHECK(rt == nullptr);
+    CHECK(std::string(detail).find("cudaErrorNoDevice (100)") != std::string::npos); // an NVIDIA profile
+    SimSettings doomed_amd = make_settings("amd");
+    doomed_amd.faults = {{"create", 1, 1, 100}};
+    CHECK(sim_create(doomed_amd, &rt, detail, sizeof detail) == 100);
     CHECK(std::string(detail).find("hipErrorNoDevice (100)") != std::string::npos);
 
     doomed.faults = {{"explode", 1, 1, 2}};
     CHECK(sim_create(doomed, &rt, detail, sizeof detail) == 1);
     CHECK(std::string(detail).find("explode") != std::string::npos);
+}
+
+TEST_CASE("a simulated device names its errors as its profile's vendor does; the numbers stay")
+{
+    const tidal_rt_ops *nvidia = tidal::sim::sim_ops(make_settings("nvidia"));
+    CHECK(nvidia->family == TIDAL_RT_FAMILY_CUDA);
+    CHECK(std::string(nvidia->error_name(2)) == "cudaErrorMemoryAllocation");
+    CHECK(std::string(nvidia->error_name(700)) == "cudaErrorIllegalAddress");
+    CHECK(std::string(nvidia->error_name(123456)) == "cudaErrorUnknown");
+    const tidal_rt_ops *amd = tidal::sim::sim_ops(make_settings("amd"));
+    CHECK(amd == sim_ops());
+    CHECK(amd->family == TIDAL_RT_FAMILY_HIP);
+    CHECK(std::string(amd->error_name(2)) == "hipErrorOutOfMemory");
+    // Everything but the naming is the same table.
+    CHECK(reinterpret_cast<const void *>(nvidia->alloc) == reinterpret_cast<const void *>(amd->alloc));
+    CHECK(reinterpret_cast<const void *>(nvidia->kernel_batch_copy) ==
+          reinterpret_cast<const void *>(amd->kernel_batch_copy));
 }
 
 TEST_CASE("pointer_kind classifies interior pointers and unknown memory")

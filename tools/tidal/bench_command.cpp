@@ -127,17 +127,6 @@ int run_bench(const BenchCommandOptions &c)
     return ok ? 0 : 1;
 }
 
-CLI::Validator size_validator(bool list)
-{
-    return CLI::Validator(
-        [list](std::string &text) {
-            std::string why;
-            const bool ok = list ? parse_byte_sizes(text, &why).has_value() : parse_byte_size(text, &why).has_value();
-            return ok ? std::string() : why;
-        },
-        list ? "SIZE,..." : "SIZE");
-}
-
 } // namespace
 
 void add_bench_command(CLI::App &app)
@@ -145,6 +134,7 @@ void add_bench_command(CLI::App &app)
     auto o = std::make_shared<BenchCommandOptions>();
     CLI::App *cmd = app.add_subcommand(
         "bench",
+        "Measure allocation latency, copy bandwidth and managed memory on this machine\n"
         "Measure the allocation kinds on this machine through tidal's public API: alloc+free latency per kind "
         "(device, managed, pinned, pageable; device-fine and managed-coarse where the device has them) and size, "
         "from three backends -- 'runtime' ([pool] enabled = false: one runtime call per alloc and per free, plus "
@@ -157,19 +147,23 @@ void add_bench_command(CLI::App &app)
         "device every time is the simulated clock's: the profile's prediction. Prints a table; a progress bar "
         "goes to stderr when it is a terminal.");
     cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults); its "
-                                           "[pool] table is replaced for each backend");
+                                           "[pool] table is replaced for each backend")
+        ->type_name("FILE");
     cmd->add_option("--runtime", o->runtime, "Runtime: auto, sim, hip or cuda")->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
     cmd->add_option("--device", o->device, "Device to measure (default 0)")->check(CLI::NonNegativeNumber);
     cmd->add_flag("--quick", o->quick,
                   "For CI: latency sizes 256,64KiB,1MiB, copies up to 16 MiB, at most 5 repetitions (seconds on the "
                   "simulated device)");
     cmd->add_option("--sizes", o->sizes, fmt::format("Allocation sizes for the latency table (default {})", kLatencySizes))
-        ->check(size_validator(true));
+        ->type_name("SIZE,...")
+        ->check(byte_sizes_check(true));
     cmd->add_option("--min-size", o->min_size, "Smallest copy (default 4KiB); copies go up by 4x to --max-size")
-        ->check(size_validator(false));
+        ->type_name("SIZE")
+        ->check(byte_sizes_check(false));
     cmd->add_option("--max-size", o->max_size,
                     "Largest copy (default 1GiB); managed memory is measured from 4 MiB up to it")
-        ->check(size_validator(false));
+        ->type_name("SIZE")
+        ->check(byte_sizes_check(false));
     cmd->add_option("--reps", o->reps, "Most repetitions per figure (default 25, --quick 5)")->check(CLI::Range(1u, 10000u));
     cmd->add_option("--json", o->json, "Write the results as JSON to FILE ('-': standard output, instead of the table)")
         ->type_name("FILE");

@@ -1,8 +1,10 @@
 #include "byte_sizes.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -11,11 +13,13 @@ namespace tidal_tool {
 
 std::optional<uint64_t> parse_byte_size(const std::string &text, std::string *why)
 {
-    static const std::array<std::pair<const char *, double>, 14> units = {{
-        {"", 1.0}, {"B", 1.0},
-        {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-        {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
-        {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+    // The configuration's units (core/config/size_parser), case-insensitive like there.
+    static const std::array<std::pair<const char *, double>, 18> units = {{
+        {"", 1.0}, {"b", 1.0},
+        {"ki", 1024.0}, {"mi", 1048576.0}, {"gi", 1073741824.0}, {"ti", 1099511627776.0},
+        {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+        {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12},
+        {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
     }};
     const char *begin = text.c_str();
     char *end = nullptr;
@@ -27,8 +31,11 @@ std::optional<uint64_t> parse_byte_size(const std::string &text, std::string *wh
     std::string unit(end);
     if (!unit.empty() && unit.front() == ' ')
         unit.erase(0, 1);
+    std::string key = unit;
+    for (char &c : key)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (const auto &[name, factor] : units)
-        if (unit == name) {
+        if (key == name) {
             const double bytes = number * factor;
             if (bytes < 1 || bytes > 1.8e19 || bytes != std::floor(bytes)) {
                 *why = fmt::format("'{}' is not a whole number of bytes from 1 up", text);
@@ -69,6 +76,33 @@ std::string format_bytes(uint64_t bytes)
     if (v == std::floor(v))
         return fmt::format("{} {}", static_cast<uint64_t>(v), units[u]);
     return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+CLI::Validator byte_size_option(uint64_t min, uint64_t max)
+{
+    return CLI::Validator(
+        [min, max](std::string &text) {
+            std::string why;
+            const auto bytes = parse_byte_size(text, &why);
+            if (!bytes)
+                return why;
+            if (*bytes < min || *bytes > max)
+                return fmt::format("'{}' is {} bytes; give {} to {}", text, *bytes, format_bytes(min), format_bytes(max));
+            text = std::to_string(*bytes); // what the option's integer is read from
+            return std::string();
+        },
+        "");
+}
+
+CLI::Validator byte_sizes_check(bool list)
+{
+    return CLI::Validator(
+        [list](std::string &text) {
+            std::string why;
+            const bool ok = list ? parse_byte_sizes(text, &why).has_value() : parse_byte_size(text, &why).has_value();
+            return ok ? std::string() : why;
+        },
+        "");
 }
 
 } // namespace tidal_tool

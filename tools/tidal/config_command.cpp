@@ -28,11 +28,14 @@ int run_check(const std::string &file)
 
 void add_config_command(CLI::App &app)
 {
-    CLI::App *config = app.add_subcommand("config", "Work with configuration files");
+    CLI::App *config = app.add_subcommand("config", "Work with configuration files\n"
+                                                     "'tidal config check FILE' validates a configuration file.");
     config->require_subcommand(1);
     CLI::App *check = config->add_subcommand(
-        "check", "Validate FILE (keys, types, values, policy plugins and their options, the runtime) and print the "
-                 "resolved settings and the policy chain. Exit status 1 on any error.");
+        "check", "Validate a configuration file and print the resolved settings\n"
+                 "Checks FILE's keys, types and values, loads its policy plugins with their options and starts its "
+                 "runtime, then prints the resolved settings and the policy chain. An error names the file, line and "
+                 "column, with a suggestion for a misspelt key. Exit status 1 on any error.");
     auto file = std::make_shared<std::string>();
     check->add_option("FILE", *file, "TOML configuration file")->required();
     check->callback([file] {

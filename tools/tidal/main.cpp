@@ -1,7 +1,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bash_completion.h"
+#include "command_suggester.h"
+#include "help_formatter.h"
+#include "man_page.h"
 #include "tool_commands.h"
+#include "version_report.h"
 
 namespace tidal_tool {
 
@@ -56,19 +65,98 @@ tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device
 
 } // namespace tidal_tool
 
+namespace {
+
+constexpr const char *kTagline = "where GPU memory lives and when it moves";
+
+std::vector<std::string> command_names(const CLI::App &app)
+{
+    std::vector<std::string> names;
+    for (const CLI::App *sub : app.get_subcommands({}))
+        names.push_back(sub->get_name());
+    return names;
+}
+
+std::string usage_line(const CLI::App &app)
+{
+    std::string commands;
+    for (const auto &name : command_names(app))
+        commands += (commands.empty() ? "" : "|") + name;
+    return fmt::format("usage: tidal [-V] [-h] {{{}}} [OPTIONS]; 'tidal --help' lists the commands\n", commands);
+}
+
+// A word where a command name belongs that names none: which command it was looked up under
+// ("tidal", "tidal config") and what it could have been. False when every command word is one.
+bool report_unknown_command(const CLI::App &app, int argc, char **argv)
+{
+    const CLI::App *at = &app;
+    std::string path = "tidal";
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (word.starts_with("-"))
+            continue;
+        const std::vector<std::string> names = command_names(*at);
+        if (names.empty())
+            return false; // the rest are this command's arguments
+        const auto subs = at->get_subcommands({});
+        const auto next = std::find_if(subs.begin(), subs.end(), [&](const CLI::App *s) { return s->check_name(word); });
+        if (next != subs.end()) {
+            at = *next;
+            path += " " + word;
+            continue;
+        }
+        const std::string near = tidal_tool::suggest_command(word, names);
+        std::string list;
+        for (const auto &n : names)
+            list += (list.empty() ? "" : ", ") + n;
+        fmt::print(stderr, "{}: '{}' is not a command{}; the commands are {}\n", path, word,
+                   near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near), list);
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
-    CLI::App app{fmt::format("tidal {} — where GPU memory lives and when it moves.\n"
-                             "Environment: TIDAL_CONFIG (configuration file), TIDAL_RUNTIME, TIDAL_LOG_LEVEL, "
-                             "TIDAL_POLICY_PATH, TIDAL_RUNTIME_PATH (see README).",
-                             tidal_version_string()),
+    CLI::App app{fmt::format("tidal {} \u2014 {}.\n'tidal COMMAND --help' describes a command and its options.",
+                             TIDAL_VERSION_STRING, kTagline),
                  "tidal"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", std::string(tidal_version_string()));
+    app.formatter(std::make_shared<tidal_tool::HelpFormatter>());
+    app.footer("Environment: TIDAL_CONFIG (configuration file, default built-in settings), TIDAL_RUNTIME (auto, sim, "
+               "hip or cuda), TIDAL_LOG_LEVEL (error, warn, info, debug), TIDAL_POLICY_PATH and TIDAL_RUNTIME_PATH "
+               "(colon-separated folders searched first for policies and runtime modules); see the README.");
+    app.require_subcommand(0, 1);
+    std::string version = tidal_tool::version_report();
+    version.pop_back(); // CLI11 ends the line itself
+    app.set_version_flag("-V,--version", version,
+                         "Print the version, what this build has and where it looks for modules and policies");
+    bool man = false, completion = false;
+    app.add_flag("--man", man, "Print the man page tidal(1) in roff")->group("");
+    app.add_flag("--bash-completion", completion, "Print the bash completion script")->group("");
     tidal_tool::add_probe_command(app);
     tidal_tool::add_config_command(app);
     tidal_tool::add_validate_command(app);
     tidal_tool::add_bench_command(app);
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::RuntimeError &e) {
+        return e.get_exit_code(); // a command failed and said why
+    } catch (const CLI::ParseError &e) {
+        if (e.get_exit_code() == 0)
+            return app.exit(e); // --help, --version
+        if (!report_unknown_command(app, argc, argv))
+            fmt::print(stderr, "tidal: {}\nRun 'tidal --help' or 'tidal COMMAND --help' for the options.\n", e.what());
+        return 2;
+    }
+    if (man)
+        fmt::print("{}", tidal_tool::man_page(app, kTagline));
+    else if (completion)
+        fmt::print("{}", tidal_tool::bash_completion(app));
+    else if (app.get_subcommands().empty()) {
+        fmt::print(stderr, "{}", usage_line(app));
+        return 2;
+    }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_sizes.h"
 #include "tool_commands.h"
 
 namespace tidal_tool {
@@ -131,17 +132,22 @@ int run_probe(const ProbeOptions &o)
 void add_probe_command(CLI::App &app)
 {
     auto o = std::make_shared<ProbeOptions>();
-    CLI::App *probe = app.add_subcommand("probe", "Show the runtime in use and each device's capabilities "
-                                                  "(memory, managed support, XNACK / pageable access, page size)");
+    CLI::App *probe = app.add_subcommand(
+        "probe", "Show the runtime in use and what each device can do\n"
+                 "Prints the runtime tidal chose (or --runtime / the configuration names) and, for each device, its "
+                 "memory, migration page size, L2 cache, managed-memory support, whether managed pages migrate on a "
+                 "device fault (XNACK on AMD), pageable-memory access, fine-grained kinds, host-native atomics and NUMA "
+                 "node. A simulated device is labelled as such.");
     probe->add_flag("--json", o->json, "Print JSON instead of a table");
-    probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)");
+    probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
+        ->type_name("FILE");
     probe->add_option("--runtime", o->runtime, "Runtime to probe: auto, sim, hip or cuda")
         ->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
     probe->add_option("--batch-hint", o->batch_hint_sample,
-                      "Also print the batch size the ROCm guidance suggests for samples of SAMPLE_BYTES: L2 size / "
-                      "(2 x SAMPLE_BYTES); a heuristic, not a measurement")
+                      "Also print the batch size the ROCm guidance suggests for samples of SAMPLE_BYTES (a byte count "
+                      "or a size such as 1MiB): L2 size / (2 x SAMPLE_BYTES); a heuristic, not a measurement")
         ->type_name("SAMPLE_BYTES")
-        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+        ->transform(byte_size_option(1, uint64_t{1} << 40));
     probe->callback([o] {
         int rc = run_probe(*o);
         if (rc != 0)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_sizes.h"
 #include "tool_commands.h"
 
 namespace tidal_tool {
@@ -360,17 +361,23 @@ void add_validate_command(CLI::App &app)
 {
     auto o = std::make_shared<ValidateOptions>();
     CLI::App *cmd = app.add_subcommand(
-        "validate", "For each device and allocation kind: allocate through tidal, run the touch / pattern / atomics "
+        "validate", "Check every allocation kind on each device with the validation kernels\n"
+                    "For each device and allocation kind: allocate through tidal, run the touch / pattern / atomics "
                     "kernels on the device, prefetch both ways and check the data and the runtime's range attributes "
                     "after each move; then compare the copy kernel with the runtime's own memcpy. Prints a table "
                     "(pass / FAIL / unsupported, with reasons); exit status 1 on any failure.");
     cmd->add_flag("--json", o->json, "Print JSON instead of a table");
-    cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)");
+    cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
+        ->type_name("FILE");
     cmd->add_option("--runtime", o->runtime, "Runtime: auto, sim, hip or cuda")->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
     cmd->add_option("--device", o->device, "Validate only this device (default: all)");
-    cmd->add_option("--size", o->size, "Bytes per kind (default 64 MiB)")->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34));
+    cmd->add_option("--size", o->size, "Bytes per kind, e.g. 16MiB (default 64MiB)")
+        ->type_name("SIZE")
+        ->transform(byte_size_option(4096, uint64_t{1} << 34));
     cmd->add_option("--bandwidth-size", o->bandwidth_size,
-                    "Bytes per copy in the bandwidth check (default 1 GiB on a GPU, 64 MiB simulated)");
+                    "Bytes per copy in the bandwidth check, e.g. 256MiB (default 1GiB on a GPU, 64MiB simulated)")
+        ->type_name("SIZE")
+        ->transform(byte_size_option(8, uint64_t{1} << 40));
     cmd->add_option("--repeat", o->repeat, "Timed repetitions of each copy (default 10)")->check(CLI::Range(1u, 1000u));
     cmd->callback([o] {
         int rc = run_validate(*o);

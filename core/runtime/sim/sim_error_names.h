@@ -1,7 +1,10 @@
-// HIP error names and descriptions for the codes the simulated device returns. The simulated
-// device speaks HIP's numbering (TIDAL_RT_FAMILY_HIP) so the core's one translation table
-// treats it exactly like the HIP module.
+// Error names and descriptions for the codes the simulated device returns. The simulated
+// device speaks HIP's numbering, which for every code it knows is CUDA's too; it names a code as
+// the card its profile describes would (hipErrorOutOfMemory on an AMD profile,
+// cudaErrorMemoryAllocation on an NVIDIA one), so messages read as they will on that card.
 #pragma once
+
+#include <string_view>
 
 namespace tidal::sim {
 
@@ -20,8 +23,14 @@ enum SimError : int {
     kUnknown = 999,
 };
 
-// "hipErrorOutOfMemory" etc.; "hipErrorUnknown" for a number outside the table. Never NULL.
-const char *sim_error_name(int native) noexcept;
+enum class ErrorNaming { hip, cuda };
+
+// A profile's [device] vendor -> its runtime's naming: "nvidia" -> cuda, anything else -> hip.
+ErrorNaming error_naming_of(std::string_view vendor) noexcept;
+
+// "hipErrorOutOfMemory" / "cudaErrorMemoryAllocation" etc.; "hipErrorUnknown" /
+// "cudaErrorUnknown" for a number outside the table. Never NULL.
+const char *sim_error_name(int native, ErrorNaming naming) noexcept;
 // hipGetErrorString-style description. Never NULL.
 const char *sim_error_string(int native) noexcept;
 

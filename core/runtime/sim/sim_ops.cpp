@@ -45,7 +45,8 @@ int op_create(const tidal_options *, const tidal_options_api *, void **, char *d
 
 void op_destroy(void *rt) { delete static_cast<SimRuntime *>(rt); }
 
-const char *op_error_name(int native) { return sim_error_name(native); }
+const char *op_hip_error_name(int native) { return sim_error_name(native, ErrorNaming::hip); }
+const char *op_cuda_error_name(int native) { return sim_error_name(native, ErrorNaming::cuda); }
 const char *op_error_string(int native) { return sim_error_string(native); }
 
 int op_device_count(void *rt, int32_t *count)
@@ -194,59 +195,71 @@ int op_kernel_batch_copy(void *rt, int32_t device, const tidal_rt_copy_item *ite
     return guarded([&] { return self(rt).kernel_batch_copy(device, items, count, max_size, stream); });
 }
 
-const tidal_rt_ops kSimOps = {
-    .abi_version = TIDAL_RT_ABI_VERSION,
-    .struct_size = sizeof(tidal_rt_ops),
-    .name = "sim",
-    .family = TIDAL_RT_FAMILY_HIP,
-    .create = op_create,
-    .destroy = op_destroy,
-    .error_name = op_error_name,
-    .error_string = op_error_string,
-    .device_count = op_device_count,
-    .device_props = op_device_props,
-    .mem_info = op_mem_info,
-    .alloc = op_alloc,
-    .free = op_free,
-    .host_register = op_host_register,
-    .host_unregister = op_host_unregister,
-    .pointer_kind = op_pointer_kind,
-    .prefetch = op_prefetch,
-    .advise = op_advise,
-    .query_range = op_query_range,
-    .memcpy = op_memcpy,
-    .memset = op_memset,
-    .stream_create = op_stream_create,
-    .stream_destroy = op_stream_destroy,
-    .stream_synchronize = op_stream_synchronize,
-    .event_create = op_event_create,
-    .event_destroy = op_event_destroy,
-    .event_record = op_event_record,
-    .stream_wait_event = op_stream_wait_event,
-    .event_synchronize = op_event_synchronize,
-    .event_elapsed_ms = op_event_elapsed_ms,
-    .device_synchronize = op_device_synchronize,
-    .kernel_touch = op_kernel_touch,
-    .kernel_pattern_fill = op_kernel_pattern_fill,
-    .kernel_pattern_check = op_kernel_pattern_check,
-    .kernel_copy = op_kernel_copy,
-    .kernel_triad = op_kernel_triad,
-    .kernel_atomic_add = op_kernel_atomic_add,
-    .event_query = op_event_query,
-    .kernel_spin = op_kernel_spin,
-    .clock = op_clock,
-    // No model of a vendor's stream-ordered pool (its costs were never measured apart from
-    // cudaMalloc's): [pool] backend = "vendor" is NOT_SUPPORTED on the simulated device.
-    .alloc_async = nullptr,
-    .free_async = nullptr,
-    .kernel_batch_copy = op_kernel_batch_copy,
-    .pool_trim = nullptr,
-    .pool_usage = nullptr,
-};
+// One table per naming: the ops table's error_name() has no instance to ask for its profile.
+constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name)(int))
+{
+    return {
+        .abi_version = TIDAL_RT_ABI_VERSION,
+        .struct_size = sizeof(tidal_rt_ops),
+        .name = "sim",
+        .family = family,
+        .create = op_create,
+        .destroy = op_destroy,
+        .error_name = error_name,
+        .error_string = op_error_string,
+        .device_count = op_device_count,
+        .device_props = op_device_props,
+        .mem_info = op_mem_info,
+        .alloc = op_alloc,
+        .free = op_free,
+        .host_register = op_host_register,
+        .host_unregister = op_host_unregister,
+        .pointer_kind = op_pointer_kind,
+        .prefetch = op_prefetch,
+        .advise = op_advise,
+        .query_range = op_query_range,
+        .memcpy = op_memcpy,
+        .memset = op_memset,
+        .stream_create = op_stream_create,
+        .stream_destroy = op_stream_destroy,
+        .stream_synchronize = op_stream_synchronize,
+        .event_create = op_event_create,
+        .event_destroy = op_event_destroy,
+        .event_record = op_event_record,
+        .stream_wait_event = op_stream_wait_event,
+        .event_synchronize = op_event_synchronize,
+        .event_elapsed_ms = op_event_elapsed_ms,
+        .device_synchronize = op_device_synchronize,
+        .kernel_touch = op_kernel_touch,
+        .kernel_pattern_fill = op_kernel_pattern_fill,
+        .kernel_pattern_check = op_kernel_pattern_check,
+        .kernel_copy = op_kernel_copy,
+        .kernel_triad = op_kernel_triad,
+        .kernel_atomic_add = op_kernel_atomic_add,
+        .event_query = op_event_query,
+        .kernel_spin = op_kernel_spin,
+        .clock = op_clock,
+        // No model of a vendor's stream-ordered pool (its costs were never measured apart from
+        // cudaMalloc's): [pool] backend = "vendor" is NOT_SUPPORTED on the simulated device.
+        .alloc_async = nullptr,
+        .free_async = nullptr,
+        .kernel_batch_copy = op_kernel_batch_copy,
+        .pool_trim = nullptr,
+        .pool_usage = nullptr,
+    };
+}
+
+const tidal_rt_ops kHipNamedOps = make_ops(TIDAL_RT_FAMILY_HIP, op_hip_error_name);
+const tidal_rt_ops kCudaNamedOps = make_ops(TIDAL_RT_FAMILY_CUDA, op_cuda_error_name);
 
 } // namespace
 
-const tidal_rt_ops *sim_ops() { return &kSimOps; }
+const tidal_rt_ops *sim_ops() { return &kHipNamedOps; }
+
+const tidal_rt_ops *sim_ops(const SimSettings &settings)
+{
+    return error_naming_of(settings.profile.vendor) == ErrorNaming::cuda ? &kCudaNamedOps : &kHipNamedOps;
+}
 
 int sim_create(const SimSettings &settings, void **rt, char *detail, size_t detail_capacity)
 {
@@ -261,7 +274,7 @@ int sim_create(const SimSettings &settings, void **rt, char *detail, size_t deta
             write_detail(detail, detail_capacity,
                          std::string("simulated device: injected fault on create call ") +
                              std::to_string(verdict.call) + ": " +
-                             sim_error_name(verdict.native_error) + " (" +
+                             sim_error_name(verdict.native_error, error_naming_of(settings.profile.vendor)) + " (" +
                              std::to_string(verdict.native_error) + ")");
             return verdict.native_error;
         }

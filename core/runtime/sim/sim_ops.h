@@ -13,6 +13,9 @@ namespace tidal::sim {
 // create() answers hipErrorNotSupported (801): the simulated device is configured by typed
 // settings the core already holds, so the core creates it with sim_create() instead.
 const tidal_rt_ops *sim_ops();
+// The table for a device of these settings: an NVIDIA profile's names its errors as the CUDA
+// runtime does (family TIDAL_RT_FAMILY_CUDA, the same numbers), any other HIP's (sim_ops()).
+const tidal_rt_ops *sim_ops(const SimSettings &settings);
 
 // Creates a simulated runtime from resolved settings; *rt is then passed to sim_ops()'s
 // entries and released with its destroy(). `detail` (may be NULL) gets one line: the
