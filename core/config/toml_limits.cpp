@@ -1,5 +1,6 @@
 #include "config/toml_limits.h"
 
+#include <cctype>
 #include <vector>
 
 namespace tidal {
@@ -57,6 +58,15 @@ void skip_string(Cursor &c)
         c.advance();
 }
 
+std::string describe_char(char ch)
+{
+    if (ch == '\n' || ch == '\r')
+        return "the end of the line";
+    if (std::isprint(static_cast<unsigned char>(ch)))
+        return std::string("'") + ch + "'";
+    return "byte " + std::to_string(static_cast<unsigned char>(ch));
+}
+
 std::string depth_message(int depth)
 {
     return "nesting deeper than " + std::to_string(TomlLimits::kMaxDepth) + " levels (this point is at level " +
@@ -93,6 +103,7 @@ std::optional<TomlLimits::Violation> TomlLimits::scan_text(std::string_view text
     int dots = 0;        // dots in the key or header read so far
     int value_depth = 0; // level of the value after the last '='
     bool array_header = false;
+    bool header_start = false; // nothing but blanks read since the header's '['
     Cursor c{text};
 
     auto key_base = [&] { return stack.empty() ? base : stack.back().depth; };
@@ -109,6 +120,17 @@ std::optional<TomlLimits::Violation> TomlLimits::scan_text(std::string_view text
 
     while (!c.done()) {
         const char ch = c.at();
+        if (mode == Mode::header && header_start && ch != ' ' && ch != '\t') {
+            // toml++ 3.3 asserts (aborting the program) on a header that does not start with a
+            // key or ']', so that syntax error is reported here.
+            const bool key_start = std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' ||
+                                   ch == '"' || ch == '\'' || ch == ']';
+            if (!key_start)
+                return Violation{c.line, c.column(),
+                                 "TOML syntax error: a table header starts with a key, not " + describe_char(ch),
+                                 "fix the file's TOML syntax (https://toml.io)"};
+            header_start = false;
+        }
         switch (ch) {
         case '"':
         case '\'':
@@ -144,6 +166,7 @@ std::optional<TomlLimits::Violation> TomlLimits::scan_text(std::string_view text
         case '[':
             if (stack.empty() && mode == Mode::key) {
                 mode = Mode::header;
+                header_start = true;
                 dots = 0;
                 array_header = c.at(1) == '[';
                 if (array_header)

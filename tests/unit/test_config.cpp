@@ -1020,6 +1020,17 @@ TEST_CASE("nesting up to the limit is read; the limit counts keys, not dots in v
     CHECK(contains(config_error(at_62 + "w = [[1]]\n"), "<string>:2:6: nesting deeper"));
 }
 
+TEST_CASE("a table header starting with '.' or '{' is a syntax error, not toml++'s assertion")
+{
+    CleanEnvironment env;
+    CHECK(contains(config_error("[.b]\n"), "<string>:1:2: TOML syntax error: a table header starts with a key, not '.'"));
+    CHECK(contains(config_error("[{.}\n"), "<string>:1:2: TOML syntax error: a table header starts with a key, not '{'"));
+    CHECK(contains(config_error("runtime = \"sim\"\n[[ \t.a]]\n"), "<string>:2:5: TOML syntax error"));
+    CHECK(contains(config_error("[ .]\n"), "<string>:1:3: TOML syntax error"));
+    CHECK(contains(config_error("[ ]\n"), "TOML syntax error"));
+    CHECK(contains(config_error("x = [ .5 ]\n"), "TOML syntax error")); // an array, toml++'s own error
+}
+
 TEST_CASE("an array longer than the limit is a CONFIG error at the array")
 {
     CleanEnvironment env;
