@@ -16,7 +16,8 @@
 //
 // File layout:
 //   runtime = "auto"             auto | sim | hip | cuda
-//   [hip], [cuda]                runtime module options (the module checks their keys)
+//   [hip], [cuda]                runtime module options: none exist yet, so any key is an error
+//                                whatever the runtime (the module checks them again)
 //   log_level = "warn"
 //   policy_path = ["plugins"]    folders, relative to the file's folder; absolute in Settings
 //   runtime_path = ["mods"]      same rule
@@ -25,6 +26,9 @@
 //   [sim]  devices (1..64), capacity, page_size, xnack, profile ("h200" or a file path)
 //   [[sim.fault]]  operation, nth (>= 1), count (0 = every call from nth on), error (HIP name
 //                  or number)
+//   [security]  allow_writable_plugins (false: refuse plugins others could replace)
+// Text is bounded by TomlLimits (1 MiB, 64 levels, 65 536 elements per array), and only regular
+// files are read.
 #pragma once
 
 #include <filesystem>

@@ -108,6 +108,13 @@ struct MigrationSettings {
     bool parallel_eviction = false;
 };
 
+// [security]: what tidal will dlopen.
+struct SecuritySettings {
+    // Policy plugins and runtime modules in a file or folder anyone may write are refused (as
+    // PAM and the Vulkan loader refuse them): another user could replace the code tidal runs.
+    bool allow_writable_plugins = false;
+};
+
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
     LogLevel log_level = LogLevel::warn;
@@ -123,6 +130,7 @@ struct Settings {
     CopySettings copy;
     PoolConfig pool;
     MigrationSettings migration;
+    SecuritySettings security;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };
 

@@ -108,6 +108,15 @@ void describe_migration(std::ostringstream &os, const MigrationSettings &m)
     os << "parallel_eviction = " << (m.parallel_eviction ? "true" : "false") << "\n";
 }
 
+void describe_security(std::ostringstream &os, const SecuritySettings &security)
+{
+    os << "\n[security]\n";
+    os << "allow_writable_plugins = "
+       << (security.allow_writable_plugins ? "true  # plugins anyone may replace are loaded too"
+                                           : "false  # plugins in world-writable files or folders are refused")
+       << "\n";
+}
+
 void describe_sim(std::ostringstream &os, const SimSettings &sim)
 {
     const SimProfile &p = sim.profile;
@@ -189,6 +198,7 @@ std::string describe_settings(const Settings &s)
     describe_copy(os, s.copy);
     describe_pool(os, s.pool);
     describe_migration(os, s.migration);
+    describe_security(os, s.security);
     describe_sim(os, s.sim);
     return os.str();
 }

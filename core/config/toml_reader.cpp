@@ -4,18 +4,31 @@
 
 #include "config/key_suggester.h"
 #include "config/size_parser.h"
+#include "config/toml_limits.h"
 #include "status/error.h"
 
 namespace tidal {
 
 toml::table TomlReader::parse(std::string_view text) const
 {
+    auto refuse = [&](const TomlLimits::Violation &v) {
+        toml::source_region at;
+        at.begin = {v.line, v.column};
+        fail(at, v.message, v.hint);
+    };
+    // Before toml++: its recursion on deep keys cannot be caught once it has started.
+    if (auto v = TomlLimits::scan_text(text))
+        refuse(*v);
+    toml::table doc;
     try {
-        return toml::parse(text, label_);
+        doc = toml::parse(text, label_);
     } catch (const toml::parse_error &e) {
         fail(e.source(), "TOML syntax error: " + std::string(e.description()),
              "fix the file's TOML syntax (https://toml.io)");
     }
+    if (auto v = TomlLimits::check_tree(doc))
+        refuse(*v);
+    return doc;
 }
 
 std::string TomlReader::where(const toml::source_region &region) const
@@ -56,6 +69,8 @@ void TomlReader::require_known_keys(const toml::table &table, std::string_view t
     std::string message = "unknown key '" + std::string(first->str()) + "'";
     message += table_name.empty() ? std::string(" at the top level")
                                   : " in [" + std::string(table_name) + "]";
+    if (allowed.empty())
+        fail(first->source(), message + ", which takes no keys", "remove the key");
     message += ";" + did_you_mean(first->str(), allowed);
     if (message.back() == ';')
         message.pop_back();

@@ -20,7 +20,8 @@ public:
 
     const std::string &label() const noexcept { return label_; }
 
-    // Parses `text`; a syntax error is a CONFIG error at toml++'s position.
+    // Parses `text`; a syntax error is a CONFIG error at toml++'s position, and so is text
+    // beyond TomlLimits (size, nesting depth, array length).
     toml::table parse(std::string_view text) const;
 
     // "FILE:LINE:COLUMN: " (just "FILE: " where toml++ recorded no position).

@@ -92,7 +92,8 @@ PolicyChain::PolicyChain(const Settings &settings, const tidal_policy_system *sy
         const std::string &name = settings.policies[i];
         const toml::table *options = policy_tables ? (*policy_tables)[name].as_table() : nullptr;
         plugins_.push_back(std::make_unique<PolicyPlugin>(name, locate(settings, name, i), options,
-                                                          settings.source, system_));
+                                                          settings.source, system_,
+                                                          settings.security.allow_writable_plugins));
     }
 }
 

@@ -12,11 +12,27 @@
 #include "status/error.h"
 
 namespace tidal {
+namespace {
+
+// Refuses before dlopen: opening runs the object's constructors.
+SharedLibrary open_plugin(const std::string &name, const std::filesystem::path &file, bool allow_writable)
+{
+    if (!allow_writable)
+        if (std::string why = SharedLibrary::writable_by_others(file); !why.empty())
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("refusing to load policy '{}' ({}): {}, so another user could replace "
+                                    "the code tidal runs",
+                                    name, file.string(), why),
+                        SharedLibrary::kWritableHint);
+    return SharedLibrary(file);
+}
+
+} // namespace
 
 PolicyPlugin::PolicyPlugin(std::string instance_name, const std::filesystem::path &file,
                            const toml::table *options, const std::filesystem::path &config_source,
-                           const tidal_policy_system *system)
-    : name_(std::move(instance_name)), library_(file),
+                           const tidal_policy_system *system, bool allow_writable)
+    : name_(std::move(instance_name)), library_(open_plugin(name_, file, allow_writable)),
       options_(std::make_unique<OptionsView>(options, fmt::format("[policy.{}]", name_), config_source))
 {
     const std::string who = fmt::format("policy '{}' ({})", name_, file.string());

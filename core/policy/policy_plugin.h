@@ -17,9 +17,11 @@ class PolicyPlugin {
 public:
     // Loads `file`, negotiates, checks the options against the plugin's declared keys and calls
     // init. `options` is the [policy.NAME] table or null. Throws TIDAL_ERROR_PLUGIN for a broken
-    // plugin, TIDAL_ERROR_CONFIG for bad options.
+    // plugin, or one another user could replace (SharedLibrary::writable_by_others) unless
+    // `allow_writable` ([security] allow_writable_plugins); TIDAL_ERROR_CONFIG for bad options.
     PolicyPlugin(std::string instance_name, const std::filesystem::path &file, const toml::table *options,
-                 const std::filesystem::path &config_source, const tidal_policy_system *system);
+                 const std::filesystem::path &config_source, const tidal_policy_system *system,
+                 bool allow_writable);
     ~PolicyPlugin();
     PolicyPlugin(const PolicyPlugin &) = delete;
     PolicyPlugin &operator=(const PolicyPlugin &) = delete;

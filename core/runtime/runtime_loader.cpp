@@ -77,6 +77,13 @@ std::unique_ptr<Runtime> RuntimeLoader::load_module(const Settings &settings, co
                                 searched.empty() ? "no folder: none of the module search path exists" : searched),
                     fmt::format("build tidal with the {} feature, add its folder to runtime_path, or use runtime = \"sim\"", name));
     }
+    if (!settings.security.allow_writable_plugins)
+        if (std::string why = SharedLibrary::writable_by_others(path); !why.empty())
+            throw Error(TIDAL_ERROR_RUNTIME,
+                        fmt::format("refusing to load runtime module {}: {}, so another user could replace the "
+                                    "code tidal runs",
+                                    path.string(), why),
+                        SharedLibrary::kWritableHint);
     SharedLibrary module(path);
     if (!module.valid())
         throw Error(TIDAL_ERROR_RUNTIME, fmt::format("cannot load runtime module {}: {}", path.string(), module.error()),

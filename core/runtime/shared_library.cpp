@@ -1,6 +1,7 @@
 #include "runtime/shared_library.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <system_error>
 #include <utility>
@@ -63,6 +64,50 @@ std::filesystem::path SharedLibrary::own_directory()
         return (ec ? std::filesystem::path(info.dli_fname) : resolved).parent_path();
     }
     return {};
+}
+
+namespace {
+
+// Why `path` (the file, or one of its folders) lets others replace the code; "" when it does not.
+std::string writable_entry(const std::filesystem::path &path, bool is_file)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0)
+        return {};
+    if (is_file)
+        return path.string() + " is world-writable";
+    if ((st.st_mode & S_ISVTX) != 0)
+        return {};
+    return "its folder " + path.string() + " is world-writable (and not sticky)";
+}
+
+std::string writable_along(const std::filesystem::path &file)
+{
+    if (auto why = writable_entry(file, true); !why.empty())
+        return why;
+    for (auto folder = file.parent_path(); !folder.empty(); folder = folder.parent_path()) {
+        if (auto why = writable_entry(folder, false); !why.empty())
+            return why;
+        if (folder == folder.root_path())
+            break;
+    }
+    return {};
+}
+
+} // namespace
+
+std::string SharedLibrary::writable_by_others(const std::filesystem::path &file)
+{
+    std::error_code ec;
+    const auto given = std::filesystem::absolute(file, ec).lexically_normal();
+    if (ec)
+        return {};
+    if (auto why = writable_along(given); !why.empty())
+        return why;
+    const auto resolved = std::filesystem::canonical(given, ec);
+    if (ec || resolved == given)
+        return {};
+    return writable_along(resolved);
 }
 
 std::filesystem::path SharedLibrary::find_in(const std::vector<std::filesystem::path> &folders,

@@ -28,6 +28,15 @@ public:
     // The folder holding the binary that contains libtidal's code (libtidal.so itself, or a
     // test executable linking the core statically).
     static std::filesystem::path own_directory();
+    // Why `file` is one another user could replace, or "" when it is not: the file itself is
+    // world-writable, or a folder it is in (up to /, along the path as given and along the
+    // path with links resolved) is world-writable without the sticky bit. A sticky folder such
+    // as /tmp is accepted, since others cannot rename or delete what they do not own there.
+    // Checked before dlopen, which runs the object's constructors. A path that cannot be
+    // examined is left for dlopen to report.
+    static std::string writable_by_others(const std::filesystem::path &file);
+    static constexpr const char *kWritableHint =
+        "remove write permission for others (chmod o-w), or set [security] allow_writable_plugins = true";
     // The first `folders[i] / file_name` that exists.
     static std::filesystem::path find_in(const std::vector<std::filesystem::path> &folders,
                                          const std::string &file_name);

@@ -1,10 +1,13 @@
 // Configuration layer: ConfigLoader, sizes, key suggestions, hardware profiles, describe.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -406,18 +409,23 @@ error = 719
     CHECK(rule->source().begin.line == 9);
 }
 
-TEST_CASE("[hip] and [cuda] carry module options beside the runtime choice")
+TEST_CASE("[hip] and [cuda] are checked whatever the runtime")
 {
     CleanEnvironment env;
-    const Settings s = ConfigLoader::from_string(R"(runtime = "hip"
-[hip]
-anything = 1
-[cuda]
-other = "x"
-)");
+    // Neither module takes options yet: an empty table is fine, any key is an error at its
+    // line even when that runtime is not the one in use (a file checked on a laptop with the
+    // simulated device must not fail on the cluster).
+    const Settings s = ConfigLoader::from_string("runtime = \"hip\"\n[hip]\n[cuda]\n");
     CHECK(s.runtime == "hip");
-    CHECK(s.document->at_path("hip.anything").value<int64_t>() == 1);
-    CHECK(ConfigLoader::from_string("[cuda]\nx = 1\n").runtime == "auto");
+    for (const char *runtime : {"sim", "auto", "hip", "cuda"})
+        for (const char *module : {"hip", "cuda"}) {
+            CAPTURE(runtime);
+            CAPTURE(module);
+            const std::string text = std::string("runtime = \"") + runtime + "\"\n[" + module + "]\nfoo = 1\n";
+            CHECK(contains(config_error(text),
+                           std::string("<string>:3:1: unknown key 'foo' in [") + module + "], which takes no keys"));
+        }
+    CHECK(contains(config_error("[cuda]\nx = 1\n"), "<string>:2:1: unknown key 'x' in [cuda]"));
     CHECK(contains(config_error("runtime = \"hipp\"\n"), "<string>:1:11: runtime = \"hipp\" is not valid; did you mean 'hip'?"));
     CHECK(contains(config_error("hip = 3\n"), "<string>:1:7: wrong type for hip"));
     CHECK(contains(config_error("[runtime]\nselect = \"hip\"\n"), "<string>:1:1: wrong type for runtime"));
@@ -823,6 +831,7 @@ void check_same_settings(const Settings &a, const Settings &b)
     CHECK(a.policies == b.policies);
     CHECK(a.pool.enabled == b.pool.enabled);
     CHECK(a.pool.backend == b.pool.backend);
+    CHECK(a.security.allow_writable_plugins == b.security.allow_writable_plugins);
     CHECK(a.sim.devices == b.sim.devices);
     CHECK(a.sim.capacity == b.sim.capacity);
     CHECK(a.sim.page_size == b.sim.page_size);
@@ -875,7 +884,9 @@ ratio = 0.25
 [policy.xnack]
 
 [hip]
-verbose = true
+
+[security]
+allow_writable_plugins = true
 
 [sim]
 devices = 3
@@ -898,6 +909,7 @@ error = 4242
     CAPTURE(text);
     CHECK(contains(text, "runtime = \"sim\""));
     CHECK(contains(text, "[hip]"));
+    CHECK(contains(text, "allow_writable_plugins = true"));
     CHECK(contains(text, "policies = [\"rules\", \"xnack\"]"));
     CHECK(contains(text, "devices = 3"));
     CHECK(contains(text, "page_size = 65536"));
@@ -947,4 +959,146 @@ TEST_CASE("describe_settings copes with hand-made settings that have no document
     CHECK(back.runtime == "cuda");
     CHECK(back.policies == std::vector<std::string>{"rules"});
     CHECK(back.sim.profile.name == "h200");
+}
+
+// ---- bounded input (issue 11, item 4) ----------------------------------------------------
+
+namespace {
+
+std::string dotted(const std::string &part, size_t levels)
+{
+    std::string key;
+    key.reserve(levels * (part.size() + 1));
+    for (size_t i = 0; i < levels; ++i)
+        key += (i ? "." : "") + part;
+    return key;
+}
+
+} // namespace
+
+TEST_CASE("a key or header a million levels deep is a CONFIG error, not a stack overflow")
+{
+    CleanEnvironment env;
+    // 2 MB of text: refused for its size before anything parses it.
+    const std::string million = "[policy]\n" + dotted("a", 1000000) + " = 1\n";
+    CHECK(contains(config_error(million), "<string>:2:"));
+    CHECK(contains(config_error(million), "longer than 1048576 bytes (1 MiB)"));
+    // 300 000 levels fit in the size limit; toml++ overflowed its stack on them.
+    const std::string deep = dotted("a", 300000);
+    CHECK(contains(config_error("[policy]\n" + deep + " = 1\n"),
+                   "<string>:2:126: nesting deeper than 64 levels"));
+    CHECK(contains(config_error("runtime = \"sim\"\n[" + deep + "]\n"),
+                   "<string>:2:129: nesting deeper than 64 levels"));
+    CHECK(contains(config_error("[[" + deep + "]]\n"), "<string>:1:130: nesting deeper"));
+    CHECK(contains(config_error("x = " + std::string(100000, '[') + std::string(100000, ']') + "\n"),
+                   "<string>:1:"));
+    std::string inline_tables = "x = ";
+    for (int i = 0; i < 100000; ++i)
+        inline_tables += "{a = ";
+    inline_tables += "1" + std::string(100000, '}') + "\n";
+    CHECK(contains(config_error(inline_tables), "nesting deeper than 64 levels"));
+}
+
+TEST_CASE("nesting up to the limit is read; the limit counts keys, not dots in values")
+{
+    CleanEnvironment env;
+    // 64 levels: policy + 63 parts below it. The policy is not in the chain, so the loader
+    // stops at the table, after toml++ parsed it: the depth itself was accepted.
+    CHECK(contains(config_error("[policy]\n" + dotted("a", 63) + " = 1\n"),
+                   "[policy.a] configures a policy that is not in the chain"));
+    CHECK(contains(config_error("[policy]\n" + dotted("a", 64) + " = 1\n"),
+                   "<string>:2:126: nesting deeper than 64 levels (this point is at level 65"));
+    // Every key and every array element is a level; dots in values (floats, dates, strings)
+    // and in comments are not.
+    const std::string at_62 = "[" + dotted("a", 62) + "]\n";
+    const std::string values = "x = 1.5\ny = 1979-05-27T07:32:00.999\nz = \"a.b.c\"  # d.e.f\n"
+                               "w = [1.5, 2.5]\nv = '''\nm.n.o\n'''\n";
+    CHECK(contains(config_error(at_62 + values), "unknown key 'a' at the top level"));
+    CHECK(contains(config_error(at_62 + "p.q.r = 1\n"), "<string>:2:4: nesting deeper"));
+    CHECK(contains(config_error(at_62 + "p = {q = {r = 1}}\n"), "<string>:2:13: nesting deeper"));
+    CHECK(contains(config_error(at_62 + "w = [1.5, { q = 0.5 }]\n"), "<string>:2:15: nesting deeper"));
+    CHECK(contains(config_error(at_62 + "w = [[1]]\n"), "<string>:2:6: nesting deeper"));
+}
+
+TEST_CASE("a table header starting with '.' or '{' is a syntax error, not toml++'s assertion")
+{
+    CleanEnvironment env;
+    CHECK(contains(config_error("[.b]\n"), "<string>:1:2: TOML syntax error: a table header starts with a key, not '.'"));
+    CHECK(contains(config_error("[{.}\n"), "<string>:1:2: TOML syntax error: a table header starts with a key, not '{'"));
+    CHECK(contains(config_error("runtime = \"sim\"\n[[ \t.a]]\n"), "<string>:2:5: TOML syntax error"));
+    CHECK(contains(config_error("[ .]\n"), "<string>:1:3: TOML syntax error"));
+    CHECK(contains(config_error("[ ]\n"), "TOML syntax error"));
+    CHECK(contains(config_error("x = [ .5 ]\n"), "TOML syntax error")); // an array, toml++'s own error
+}
+
+TEST_CASE("an array longer than the limit is a CONFIG error at the array")
+{
+    CleanEnvironment env;
+    std::string items;
+    for (int i = 0; i < 65537; ++i)
+        items += "1,";
+    CHECK(contains(config_error("runtime = \"sim\"\n[policy]\nx = [" + items + "]\n"),
+                   "<string>:3:5: an array of 65537 elements; the limit is 65536"));
+}
+
+TEST_CASE("policy_path with 20 000 entries loads in linear time, duplicates dropped in order")
+{
+    CleanEnvironment env;
+    std::string list = "policy_path = [";
+    for (int i = 0; i < 20000; ++i)
+        list += "\"/p/" + std::to_string(i % 15000) + "\",";
+    list += "]\n";
+    const auto start = std::chrono::steady_clock::now();
+    const Settings s = ConfigLoader::from_string(list);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    REQUIRE(s.policy_path.size() == 15000);
+    CHECK(s.policy_path[0] == fs::path("/p/0"));
+    CHECK(s.policy_path[14999] == fs::path("/p/14999"));
+    // The pairwise removal took 12 s on 20 000 entries; hashing takes a few milliseconds.
+    CHECK(seconds < 2.0);
+    // The environment's folders go first and a folder it repeats is searched once.
+    env.set("TIDAL_POLICY_PATH", "/p/7:/q");
+    const Settings e = ConfigLoader::from_string(list);
+    REQUIRE(e.policy_path.size() == 15001);
+    CHECK(e.policy_path[0] == fs::path("/p/7"));
+    CHECK(e.policy_path[1] == fs::path("/q"));
+    CHECK(e.policy_path[2] == fs::path("/p/0"));
+}
+
+TEST_CASE("from_file reads regular files only, and at most 1 MiB of them")
+{
+    CleanEnvironment env;
+    auto file_error = [](const fs::path &p) {
+        try {
+            ConfigLoader::from_file(p);
+        } catch (const Error &e) {
+            CHECK(e.status() == TIDAL_ERROR_CONFIG);
+            return e.message();
+        }
+        FAIL("no error for " << p);
+        return std::string();
+    };
+    CHECK(contains(file_error("/dev/zero"), "configuration file '/dev/zero' is a character device"));
+    TempDir dir;
+    const fs::path fifo = dir.path() / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    // Opening a FIFO with no writer would block: the loader must answer at once.
+    CHECK(contains(file_error(fifo), "is a FIFO (named pipe), not a regular file"));
+    CHECK(contains(file_error(dir.path()), "is a directory"));
+    CHECK(contains(file_error(dir.path() / "missing.toml"), "cannot read configuration file"));
+    const fs::path big = dir.write("big.toml", "# padding\n" + std::string(2u << 20, '#') + "\n");
+    CHECK(contains(file_error(big), big.string() + ":2:1048567: longer than 1048576 bytes"));
+    // A profile named by the file is read the same way.
+    CHECK(contains(config_error("[sim]\nprofile = \"big.toml\"\n", dir.path()),
+                   "<string>:2:11: sim.profile = \"big.toml\": " + big.string() + ":2:1048567: longer than"));
+}
+
+TEST_CASE("[security] allow_writable_plugins")
+{
+    CleanEnvironment env;
+    CHECK_FALSE(ConfigLoader::defaults().security.allow_writable_plugins);
+    CHECK(ConfigLoader::from_string("[security]\nallow_writable_plugins = true\n").security.allow_writable_plugins);
+    CHECK(contains(config_error("[security]\nallow_writable_plugin = true\n"),
+                   "did you mean 'allow_writable_plugins'?"));
+    CHECK(contains(config_error("[security]\nallow_writable_plugins = 1\n"), "<string>:2:26: wrong type"));
 }

@@ -7,7 +7,7 @@ namespace tidal::sim {
 PageResidency::PageResidency(uint64_t size, uint64_t page_size, int32_t device_count)
     : size_(size), page_size_(page_size),
       masks_(static_cast<std::size_t>((size + page_size - 1) / page_size),
-             PageMask::at(PageMask::kHost).bits()),
+             PageMask::at(PageMask::kHost)),
       device_bytes_(static_cast<std::size_t>(device_count), 0), host_bytes_(size)
 {
 }
@@ -20,7 +20,7 @@ uint64_t PageResidency::page_bytes(std::size_t page) const noexcept
 
 void PageResidency::set(std::size_t page, PageMask mask) noexcept
 {
-    const PageMask old(masks_[page]);
+    const PageMask old = masks_[page];
     const uint64_t bytes = page_bytes(page);
     if (old.on_host() != mask.on_host()) {
         if (mask.on_host())
@@ -37,7 +37,7 @@ void PageResidency::set(std::size_t page, PageMask mask) noexcept
         else
             device_bytes_[d] -= bytes;
     }
-    masks_[page] = mask.bits();
+    masks_[page] = mask;
 }
 
 PageResidency::PageRange PageResidency::pages_covering(uint64_t offset, uint64_t length) const noexcept

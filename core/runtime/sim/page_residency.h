@@ -28,7 +28,7 @@ public:
     uint64_t page_size() const noexcept { return page_size_; }
     std::size_t page_count() const noexcept { return masks_.size(); }
     uint64_t page_bytes(std::size_t page) const noexcept;
-    PageMask mask(std::size_t page) const noexcept { return PageMask(masks_[page]); }
+    PageMask mask(std::size_t page) const noexcept { return masks_[page]; }
     void set(std::size_t page, PageMask mask) noexcept;
 
     // Pages overlapping [offset, offset + length) of the allocation (length > 0).
@@ -42,7 +42,7 @@ public:
 private:
     uint64_t size_;
     uint64_t page_size_;
-    std::vector<uint32_t> masks_;
+    std::vector<PageMask> masks_;
     std::vector<uint64_t> device_bytes_;
     uint64_t host_bytes_ = 0;
 };

@@ -17,7 +17,7 @@ inline constexpr int32_t kNoLocation = -2; // "none" / "unknown" in advice and r
 struct ManagedAdvice {
     bool read_mostly = false;
     int32_t preferred = kNoLocation;     // device, -1 host, -2 none
-    uint32_t accessed_by = 0;            // PageMask bits of the locations that map the range
+    PageMask accessed_by;                // the locations that map the range
     bool coarse = false;                 // AMD coherency mode (MANAGED_COARSE starts coarse)
     int32_t last_prefetch = kNoLocation; // device, -1 host, -2 never prefetched
 };

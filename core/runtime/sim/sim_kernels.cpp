@@ -93,7 +93,7 @@ double SimRuntime::apply_managed_access(int32_t device, SimAllocation &a, const 
             continue;
         }
         const bool duplicate = advice.read_mostly && !access.write;
-        const bool mapped = (advice.accessed_by & PageMask::at(device).bits()) != 0 ||
+        const bool mapped = advice.accessed_by.has(device) ||
                             (advice.preferred != kNoLocation && advice.preferred != device &&
                              mask.has(advice.preferred));
         if (xnack_ && (duplicate || !mapped)) {

@@ -574,11 +574,8 @@ int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t loc
     case TIDAL_RT_ADVISE_UNSET_ACCESSED_BY: {
         if (!valid_location(location))
             return kInvalidValue;
-        const uint32_t bit = PageMask::at(location).bits();
-        if (advice == TIDAL_RT_ADVISE_SET_ACCESSED_BY)
-            m.accessed_by |= bit;
-        else
-            m.accessed_by &= ~bit;
+        m.accessed_by = advice == TIDAL_RT_ADVISE_SET_ACCESSED_BY ? m.accessed_by.with(location)
+                                                                  : m.accessed_by.without(location);
         return kSuccess;
     }
     case TIDAL_RT_ADVISE_SET_COARSE_GRAIN:
