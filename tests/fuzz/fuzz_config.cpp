@@ -26,16 +26,29 @@ constexpr size_t kMaxNesting = 256;
 // TODO(toml++ 3.3.0, Debian's; not yet filed with tidal): two inputs crash inside the TOML
 // parser itself. (a) A table header whose first character after `[` or `[[` and blanks is not
 // a key character, a quote or `]` (e.g. "[ =", "[\n") fails an assertion in parse_key() and
-// aborts the process (undefined behaviour under NDEBUG). (b) A code point U+00A1..U+0499
-// where the parser looks for blanks reaches TOML_UNREACHABLE in
-// is_non_ascii_horizontal_whitespace(). Until the loader screens them out, inputs that may
-// hold either are skipped: any line starting with such a header, any UTF-8 lead byte
-// 0xC2..0xD2.
+// aborts the process (undefined behaviour under NDEBUG). (b) A code point in U+00A1..U+0499,
+// U+2E4E..U+3247 (but U+3000) or U+FC06..U+FEFE where the parser looks for blanks (e.g.
+// "x = 1 \u3001") reaches TOML_UNREACHABLE in is_non_ascii_horizontal_whitespace(). Until the
+// loader screens them out, inputs that may hold either are skipped: any line starting with
+// such a header, any UTF-8 sequence for such a code point.
+bool unreachable_in_toml(char32_t c)
+{
+    return (c >= 0xA1 && c <= 0x499) || (c >= 0x2E4E && c <= 0x3247 && c != 0x3000) || (c >= 0xFC06 && c <= 0xFEFE);
+}
+
 bool toml_parser_crash(std::string_view text)
 {
-    for (char c : text)
-        if (static_cast<unsigned char>(c) >= 0xC2 && static_cast<unsigned char>(c) <= 0xD2)
+    for (size_t i = 0; i + 1 < text.size(); ++i) {
+        const auto b0 = static_cast<unsigned char>(text[i]), b1 = static_cast<unsigned char>(text[i + 1]);
+        char32_t c = 0;
+        if (b0 >= 0xC2 && b0 <= 0xDF)
+            c = static_cast<char32_t>(((b0 & 0x1Fu) << 6) | (b1 & 0x3Fu));
+        else if (b0 >= 0xE0 && b0 <= 0xEF && i + 2 < text.size())
+            c = static_cast<char32_t>(((b0 & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) |
+                                      (static_cast<unsigned char>(text[i + 2]) & 0x3Fu));
+        if (unreachable_in_toml(c))
             return true;
+    }
     size_t line = 0;
     while (line < text.size()) {
         size_t i = text.find_first_not_of(" \t", line);
