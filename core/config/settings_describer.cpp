@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include <toml++/toml.h>
+#include "config/toml_include.h"
 
 #include "config/hip_error_names.h"
 #include "config/size_parser.h"

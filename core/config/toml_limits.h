@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include <toml++/toml.h>
+#include "config/toml_include.h"
 
 namespace tidal {
 

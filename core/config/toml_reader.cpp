@@ -9,6 +9,12 @@
 
 namespace tidal {
 
+void detail::toml_check_failed(const char *expression)
+{
+    const std::string what = std::string("the text breaks the parser's own check (") + expression + ")";
+    throw toml::parse_error(what.c_str(), toml::source_position{}); // copies the text
+}
+
 toml::table TomlReader::parse(std::string_view text) const
 {
     auto refuse = [&](const TomlLimits::Violation &v) {

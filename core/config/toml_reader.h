@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "config/toml_include.h"
 
 namespace tidal {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <toml++/toml.h>
+#include "config/toml_include.h"
 
 #include <fmt/format.h>
 

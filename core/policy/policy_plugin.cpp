@@ -1,6 +1,6 @@
 #include "policy/policy_plugin.h"
 
-#include <toml++/toml.h>
+#include "config/toml_include.h"
 
 #include <fmt/format.h>
 

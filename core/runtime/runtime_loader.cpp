@@ -1,6 +1,6 @@
 #include "runtime/runtime_loader.h"
 
-#include <toml++/toml.h>
+#include "config/toml_include.h"
 
 #include <fmt/format.h>
 
