@@ -231,7 +231,10 @@ typedef struct tidal_pool_stats {
 TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device,
                                             tidal_pool_stats *stats);
 /*! tidal_pool_trim() : gives every pool's free memory back to the runtime, keeping at most
- *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes. */
+ *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes.
+ *  Free memory includes what the calling thread and threads that have ended kept in their
+ *  caches, and every thread's large blocks; the small blocks another running thread keeps
+ *  come back at its next call into the pool or its own tidal_pool_trim. */
 TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
 
 /* =====================================================================================
