@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
