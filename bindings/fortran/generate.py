@@ -118,7 +118,8 @@ module tidal_arrays
   end interface tidal_allocate
 
   !> call tidal_deallocate(ctx, array, status)
-  !! Frees memory tidal_allocate gave `array` and disassociates it.
+  !! Frees memory tidal_allocate gave `array` and disassociates it: the whole array only; a
+  !! section of it is refused with nothing freed.
   interface tidal_deallocate
 {procedure_list(deallocate_names)}
   end interface tidal_deallocate
