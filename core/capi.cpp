@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -38,6 +39,11 @@ template <typename Body> tidal_status guarded(const char *function, Body &&body)
         return fail(e.status(), fmt::format("{}: {}", function, e.what()));
     } catch (const std::bad_alloc &) {
         return fail(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{}: host memory exhausted inside tidal", function));
+    } catch (const std::length_error &e) {
+        // A container asked to hold more than it ever can: only a count or size from the
+        // caller gets that large, so it is the caller's argument, not tidal's fault.
+        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{}: a count or size is too large to handle ({}); check the arguments", function, e.what()));
     } catch (const std::exception &e) {
         return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: internal error: {}; please report it", function, e.what()));
     } catch (...) {

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "config/settings_describer.h"
@@ -44,13 +47,37 @@ template <typename T>
 std::vector<T> read_entries(const T *entries, size_t count, size_t minimum, const char *type, const char *noun,
                             const char *init)
 {
+    // A count whose array could not fit in the address space is the caller's mistake (often a
+    // negative number cast to size_t): refused before any entry is read or host memory asked for.
+    const auto too_many = [&](size_t entry_bytes) {
+        return count > static_cast<size_t>(PTRDIFF_MAX) / entry_bytes ||
+               count * entry_bytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(entries);
+    };
+    const auto refuse_count = [&](size_t entry_bytes) {
+        return Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                     fmt::format("count {} is too large: that many {} entries of {} bytes would not fit in the "
+                                 "address space",
+                                 count, type, entry_bytes),
+                     "pass the number of entries in the array");
+    };
+    if (too_many(minimum))
+        throw refuse_count(minimum);
     size_t stride = 0;
     std::memcpy(&stride, entries, sizeof stride);
     if (stride < minimum)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("{}.struct_size is {}, less than the {} bytes of the first version", type, stride, minimum),
                     fmt::format("start each entry from {}", init));
-    std::vector<T> out(count);
+    if (too_many(std::max(stride, sizeof(T))))
+        throw refuse_count(std::max(stride, sizeof(T)));
+    std::vector<T> out;
+    try {
+        out.resize(count);
+    } catch (const std::bad_alloc &) {
+        throw Error(TIDAL_ERROR_OUT_OF_MEMORY,
+                    fmt::format("no host memory for a copy of {} {} entries ({} bytes)", count, type, count * sizeof(T)),
+                    "pass fewer entries per call");
+    }
     for (size_t i = 0; i < count; ++i) {
         std::memcpy(&out[i], reinterpret_cast<const char *>(entries) + i * stride, std::min(stride, sizeof(T)));
         if (out[i].struct_size != stride)

@@ -231,7 +231,10 @@ typedef struct tidal_pool_stats {
 TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device,
                                             tidal_pool_stats *stats);
 /*! tidal_pool_trim() : gives every pool's free memory back to the runtime, keeping at most
- *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes. */
+ *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes.
+ *  Free memory includes what the calling thread and threads that have ended kept in their
+ *  caches, and every thread's large blocks; the small blocks another running thread keeps
+ *  come back at its next call into the pool or its own tidal_pool_trim. */
 TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
 
 /* =====================================================================================
@@ -309,9 +312,10 @@ typedef struct tidal_access {
  *  ranges belong to the stream's next phase: their migration starts now while the current
  *  phase runs, and the next plain tidal_declare naming them only waits for it. Memory that
  *  cannot move (device, pinned) needs nothing and is counted. count 0 just ends the phase.
- *  @return INVALID_ARGUMENT (bad access, flags, struct_size), UNKNOWN_POINTER, NOT_FOUND
- *  (device), BUDGET_EXCEEDED (the ranges in flight alone exceed the budget; nothing of this
- *  declaration was moved), PLUGIN, RUNTIME. */
+ *  @return INVALID_ARGUMENT (bad access, flags, struct_size, a count no array can hold),
+ *  UNKNOWN_POINTER, NOT_FOUND (device), BUDGET_EXCEEDED (the ranges in flight alone exceed
+ *  the budget; nothing of this declaration was moved), OUT_OF_MEMORY (no host memory for a
+ *  copy of the entries), PLUGIN, RUNTIME. */
 TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses,
                                      size_t count, uint32_t flags);
 
@@ -419,9 +423,10 @@ typedef struct tidal_copy_item {
  *  complete once the stream is synchronised. The stream must belong to the device the items
  *  are on. NULL stream: complete on return. No two destinations may overlap, and no source
  *  may overlap a destination (items run in any order, several at once).
- *  @return INVALID_ARGUMENT (NULL items with count > 0, a NULL dst or src, struct_size,
- *  overlaps, a range past the end of its tidal allocation; the message names the item, and
- *  nothing is copied), OUT_OF_MEMORY (staging buffers), RUNTIME and the runtime's errors
+ *  @return INVALID_ARGUMENT (NULL items with count > 0, a count no array can hold, a NULL
+ *  dst or src, struct_size, overlaps, a range past the end of its tidal allocation; the
+ *  message names the item, and nothing is copied), OUT_OF_MEMORY (staging buffers, or no
+ *  host memory for a copy of the items), RUNTIME and the runtime's errors
  *  (items may then be partly copied). */
 TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_item *items, size_t count,
                                         void *stream);

@@ -36,7 +36,7 @@ def allocate_procedures(type_name, declaration, rank):
     yield f'''
   subroutine {name}(ctx, array, shape, status, kind, tag, hints, device)
     type(tidal_ctx), intent(in) :: ctx
-    {declaration}, pointer, intent(out) :: array{dims(rank)}
+    {declaration}, pointer, intent(inout) :: array{dims(rank)}
     integer(int64), intent(in) :: shape(:)
     integer, intent(out) :: status
     integer, intent(in), optional :: kind
@@ -44,6 +44,9 @@ def allocate_procedures(type_name, declaration, rank):
     integer, intent(in), optional :: hints
     integer, intent(in), optional :: device
     type(c_ptr) :: base
+    if (associated(array)) then
+       if (tidal_holds_allocation(ctx, array, status)) return
+    end if
     nullify(array)
     call tidal_allocate_bytes(ctx, shape, {rank}, storage_size(array, c_size_t) / 8, base, &
                               status, kind, tag, hints, device)
@@ -53,7 +56,7 @@ def allocate_procedures(type_name, declaration, rank):
     yield f'''
   subroutine {name}_i32(ctx, array, shape, status, kind, tag, hints, device)
     type(tidal_ctx), intent(in) :: ctx
-    {declaration}, pointer, intent(out) :: array{dims(rank)}
+    {declaration}, pointer, intent(inout) :: array{dims(rank)}
     integer(int32), intent(in) :: shape(:)
     integer, intent(out) :: status
     integer, intent(in), optional :: kind
@@ -77,7 +80,7 @@ def deallocate_procedure(type_name, declaration, rank):
             'pointer is not associated (never allocated, or already deallocated)')
        return
     end if
-    call tidal_deallocate_array(ctx, array, status)
+    call tidal_deallocate_array(ctx, array, is_contiguous(array), status)
     if (status == TIDAL_OK) nullify(array)
   end subroutine {name}
 '''
@@ -101,20 +104,22 @@ module tidal_arrays
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64
   use tidal_constants, only: TIDAL_OK, TIDAL_ERROR_INVALID_ARGUMENT
   use tidal_base, only: tidal_ctx, tidal_allocate_bytes, tidal_deallocate_array, &
-                        tidal_fail
+                        tidal_fail, tidal_holds_allocation
   implicit none
   private
   public :: tidal_allocate, tidal_deallocate
 
   !> call tidal_allocate(ctx, array, shape, status [, kind] [, tag] [, hints] [, device])
   !! Points `array` (a pointer array) at new tidal memory of the given shape (int32 or int64
-  !! extents); on failure `array` is disassociated and status says why.
+  !! extents); on failure `array` is disassociated and status says why. An `array` still
+  !! associated with a live tidal allocation is refused and left as it is.
   interface tidal_allocate
 {procedure_list(allocate_names)}
   end interface tidal_allocate
 
   !> call tidal_deallocate(ctx, array, status)
-  !! Frees memory tidal_allocate gave `array` and disassociates it.
+  !! Frees memory tidal_allocate gave `array` and disassociates it: the whole array only; a
+  !! section of it is refused with nothing freed.
   interface tidal_deallocate
 {procedure_list(deallocate_names)}
   end interface tidal_deallocate

@@ -10,13 +10,14 @@ module tidal_base
                                          c_sizeof
   use, intrinsic :: iso_fortran_env, only: int64
   use tidal_constants
-  use tidal_c, only: tidal_alloc, tidal_alloc_desc, tidal_free, tidal_last_error
+  use tidal_c, only: tidal_alloc, tidal_alloc_desc, tidal_free, tidal_last_error, &
+                     tidal_pointer_query, tidal_pointer_info
   implicit none
   private
   public :: tidal_ctx
   public :: tidal_from_c, tidal_fail, tidal_has_context, tidal_c_string, tidal_f_string, &
             tidal_f_chars, tidal_array_span, tidal_pending_error, tidal_allocate_bytes, &
-            tidal_deallocate_array
+            tidal_deallocate_array, tidal_holds_allocation
 
   !> A tidal context: one configuration, one device runtime, one set of policies.
   !! Copies share the same context; tidal_finalize ends it for all of them. `handle` is the C
@@ -221,14 +222,21 @@ contains
     call tidal_from_c(tidal_alloc(ctx%handle, bytes, desc, base), status)
   end subroutine tidal_allocate_bytes
 
-  !> Frees the allocation whose base is the lowest byte of `array`. The generated
-  !! tidal_deallocate procedures check association first and nullify after success.
-  subroutine tidal_deallocate_array(ctx, array, status)
+  !> Frees the allocation `array` is: the whole of it, contiguous, from its first byte. A
+  !! section is refused with nothing freed, whether it starts at the allocation's base (here)
+  !! or inside it (tidal_free's interior-pointer error): freeing the whole through a part
+  !! would leave the pointer that holds the whole dangling. The generated tidal_deallocate
+  !! procedures check association first, pass is_contiguous(array), and nullify after success.
+  subroutine tidal_deallocate_array(ctx, array, contiguous, status)
     type(tidal_ctx), intent(in) :: ctx
     type(*), dimension(..), intent(in) :: array
+    logical, intent(in) :: contiguous
     integer, intent(out) :: status
+    type(tidal_pointer_info) :: owner
     type(c_ptr) :: lowest
     integer(c_size_t) :: bytes
+    character(len=24) :: covered, whole
+    character(len=20) :: gaps
     if (.not. tidal_has_context(ctx, 'tidal_deallocate', status)) return
     call tidal_array_span(array, lowest, bytes)
     if (bytes == 0) then
@@ -236,6 +244,64 @@ contains
             'tidal_deallocate: the array has no elements, so it cannot be memory tidal allocated')
        return
     end if
+    ! Memory tidal does not know, or a section inside an allocation: tidal_free says which.
+    if (starts_allocation(ctx, lowest, owner)) then
+       if (owner%size /= bytes .or. .not. contiguous) then
+          write (covered, '(i0)') bytes
+          write (whole, '(i0)') owner%size
+          gaps = ''
+          if (.not. contiguous) gaps = ', not contiguously'
+          call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, 'tidal_deallocate: the array is ' // &
+               'a section of its allocation (it spans ' // trim(covered) // ' of its ' // &
+               trim(whole) // ' bytes' // trim(gaps) // '); deallocate the whole array ' // &
+               'tidal_allocate gave; nothing was freed')
+          return
+       end if
+    end if
     call tidal_from_c(tidal_free(ctx%handle, lowest), status)
   end subroutine tidal_deallocate_array
+
+  !> True when `array` (associated) starts a live allocation of `ctx`: tidal_allocate refuses
+  !! to point it elsewhere, as Fortran's allocate refuses an allocated array, since that
+  !! allocation could otherwise be lost; `status` is then INVALID_ARGUMENT with a message.
+  !! Anything else it may be associated with (memory Fortran or another context allocated,
+  !! a section inside an allocation, memory already freed) is just let go, as Fortran's own
+  !! allocate does with a pointer. False, with status TIDAL_OK, otherwise.
+  logical function tidal_holds_allocation(ctx, array, status) result(holds)
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(out) :: status
+    type(tidal_pointer_info) :: owner
+    type(c_ptr) :: lowest
+    integer(c_size_t) :: bytes
+    character(len=24) :: size
+    status = TIDAL_OK
+    holds = .false.
+    if (.not. c_associated(ctx%handle)) return ! tidal_allocate_bytes reports it
+    call tidal_array_span(array, lowest, bytes)
+    if (bytes == 0) return
+    holds = starts_allocation(ctx, lowest, owner)
+    if (.not. holds) return
+    write (size, '(i0)') owner%size
+    call tidal_fail(status, TIDAL_ERROR_INVALID_ARGUMENT, 'tidal_allocate: the array pointer ' // &
+         'is still associated with a live tidal allocation (' // trim(size) // ' bytes); ' // &
+         'tidal_deallocate it first, or nullify it if another pointer keeps that allocation')
+  end function tidal_holds_allocation
+
+  ! True when `lowest` is the first byte of a live allocation of ctx, which `owner` describes.
+  ! The query is the binding's own question, not a call of the caller's: when it fails, the
+  ! message of the caller's newest failure is put back, so that a tidal_allocate that goes on
+  ! to succeed leaves tidal_last_error_message() as it was.
+  logical function starts_allocation(ctx, lowest, owner) result(starts)
+    type(tidal_ctx), intent(in) :: ctx
+    type(c_ptr), intent(in) :: lowest
+    type(tidal_pointer_info), intent(out) :: owner
+    character(len=:), allocatable :: newest
+    integer :: ignored
+    call tidal_pending_error(newest)
+    owner%struct_size = c_sizeof(owner)
+    starts = tidal_pointer_query(ctx%handle, lowest, owner) == TIDAL_OK
+    if (.not. starts) call tidal_fail(ignored, TIDAL_OK, newest)
+    if (starts) starts = c_associated(owner%base, lowest)
+  end function starts_allocation
 end module tidal_base

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "log/logger.h"
 #include "status/error.h"
 
 namespace tidal::pool {
@@ -289,12 +290,21 @@ uint64_t DevicePool::trim()
     const uint64_t reserved = gauges_.reserved();
     const uint64_t outstanding = gauges_.outstanding();
     const uint64_t spare = reserved > outstanding ? reserved - outstanding : 0;
-    if (spare <= settings_.release_threshold)
-        return 0;
-    const uint64_t target = spare - settings_.release_threshold;
-    uint64_t released = large_.trim(target);
-    if (released < target)
-        released += small_.trim(target - released);
+    uint64_t released = 0;
+    if (spare > settings_.release_threshold) {
+        const uint64_t target = spare - settings_.release_threshold;
+        released = large_.trim(target);
+        if (released < target)
+            released += small_.trim(target - released);
+    }
+    // Exited threads gave their caches back as they ended; a live thread's size classes can
+    // only be emptied by that thread (taking them here would cost every allocation a lock).
+    // Say so, since reserved memory with nothing in use is otherwise a puzzle.
+    if (Logger::enabled(LogLevel::info))
+        if (const uint64_t kept = stats().cached_bytes)
+            log_info(fmt::format("pool trim: {} bytes stay in the caches of threads still running; each gives "
+                                 "them back at its next call into the pool, its own tidal_pool_trim or its exit",
+                                 kept));
     return released;
 }
 

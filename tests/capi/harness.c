@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 
 #include "harness.h"
 
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -277,6 +279,30 @@ int harness_holds(const void *ptr, size_t size, unsigned seed)
         if (bytes[i] != pattern_byte(i, seed))
             return 0;
     return 1;
+}
+
+static size_t fenced_span(size_t size, size_t *page)
+{
+    *page = (size_t)sysconf(_SC_PAGESIZE);
+    return (size + *page - 1) / *page * *page + *page;
+}
+
+void *harness_alloc_fenced(size_t size)
+{
+    size_t page = 0;
+    const size_t span = fenced_span(size, &page);
+    char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(base != MAP_FAILED);
+    assert_int_equal(mprotect(base + span - page, page, PROT_NONE), 0);
+    return base + span - page - size;
+}
+
+void harness_free_fenced(void *ptr, size_t size)
+{
+    size_t page = 0;
+    const size_t span = fenced_span(size, &page);
+    char *base = (char *)ptr + size + page - span;
+    assert_int_equal(munmap(base, span), 0);
 }
 
 int harness_setup_sim(void **state)

@@ -79,6 +79,12 @@ int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size);
 void harness_fill(void *ptr, size_t size, unsigned seed);
 int harness_holds(const void *ptr, size_t size, unsigned seed);
 
+/* `size` writable bytes that end where an inaccessible page begins: a test hands tidal an
+ * array there and a claimed count larger than the array, and any read past it crashes. Free
+ * with harness_free_fenced. */
+void *harness_alloc_fenced(size_t size);
+void harness_free_fenced(void *ptr, size_t size);
+
 /* The default simulated context most tests use: one simulated H200. */
 #define HARNESS_SIM_CONFIG "runtime = \"sim\"\n"
 

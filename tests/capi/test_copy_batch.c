@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,6 +243,39 @@ static void test_bad_input_copies_nothing(void **state)
     free_kind(ctx, 2, host);
 }
 
+/* A count larger than any array is refused before a single item past the first is read (the one
+ * real item ends where an inaccessible page begins) and before anything is copied. */
+static void test_absurd_counts_are_refused_before_reading(void **state)
+{
+    tidal_context *ctx = *state;
+    unsigned char *dev = alloc_kind(ctx, 0, 4096), *host = alloc_kind(ctx, 2, 4096);
+    memset(dev, 0, 4096);
+    harness_fill(host, 4096, 9);
+    tidal_copy_item *item = harness_alloc_fenced(sizeof *item);
+    *item = item_of(dev, host, 4096);
+    const size_t counts[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2, SIZE_MAX / 2 + 1, SIZE_MAX / sizeof *item + 1,
+                             (size_t)PTRDIFF_MAX / sizeof *item + 1};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        assert_status(tidal_copy_batch(ctx, item, counts[i], NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+        char number[32];
+        snprintf(number, sizeof number, "count %zu is too large", counts[i]);
+        assert_contains(tidal_last_error(), number);
+        assert_contains(tidal_last_error(), "would not fit in the address space");
+    }
+    item->struct_size = (size_t)1 << 20; /* a newer caller's larger items: their bytes overflow */
+    assert_status(tidal_copy_batch(ctx, item, (size_t)1 << 44, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_contains(tidal_last_error(), "1048576 bytes");
+    for (size_t i = 0; i < 4096; ++i)
+        if (dev[i] != 0)
+            fail_msg("byte %zu was copied by a refused batch", i);
+    *item = item_of(dev, host, 4096);
+    assert_ok(tidal_copy_batch(ctx, item, 1, NULL));
+    assert_true(harness_holds(dev, 4096, 9));
+    harness_free_fenced(item, sizeof *item);
+    free_kind(ctx, 0, dev);
+    free_kind(ctx, 2, host);
+}
+
 /* What the issue asks of the H200, on its simulated profile: 1000 host->device copies of 4 KiB
  * in one batch against one tidal_copy_async each (each a runtime memcpy from pinned memory). */
 static void test_batch_is_cheaper_on_the_sim_clock(void **state)
@@ -385,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_many_waves),
         HARNESS_SIM_TEST(test_zero_count_and_zero_sizes),
         HARNESS_SIM_TEST(test_bad_input_copies_nothing),
+        HARNESS_SIM_TEST(test_absurd_counts_are_refused_before_reading),
         HARNESS_SIM_TEST(test_batch_is_cheaper_on_the_sim_clock),
         cmocka_unit_test(test_kernel_failure_loses_nothing),
         cmocka_unit_test(test_two_devices),

@@ -1,9 +1,11 @@
 /* Access declarations, budgets and eviction, advice, stream-ordered allocation and the runtime
  * clock, seen through the C ABI on the simulated device (an H200 profile, xnack on or off). */
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -248,6 +250,42 @@ static void test_bad_declarations_get_clear_statuses(void **state)
     assert_ok(tidal_free(ctx, p));
 }
 
+/* A count larger than any array is refused before a single entry past the first is read: the
+ * one real entry ends where an inaccessible page begins, so reading further would crash. A
+ * count such as SIZE_MAX is what a negative number cast to size_t looks like. */
+static void test_absurd_counts_are_refused_before_reading(void **state)
+{
+    tidal_context *ctx = *state;
+    void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
+    tidal_access *a = harness_alloc_fenced(sizeof *a);
+    *a = (tidal_access)TIDAL_ACCESS_INIT;
+    a->ptr = p;
+    a->size = 4096;
+    a->device = 0;
+    a->mode = TIDAL_ACCESS_READ;
+    const size_t counts[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2, SIZE_MAX / 2 + 1, SIZE_MAX / sizeof *a + 1,
+                             (size_t)PTRDIFF_MAX / sizeof *a + 1};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        assert_status(tidal_declare(ctx, NULL, a, counts[i], 0), TIDAL_ERROR_INVALID_ARGUMENT);
+        assert_contains(tidal_last_error(), "would not fit in the address space");
+        char number[32];
+        snprintf(number, sizeof number, "count %zu is too large", counts[i]);
+        assert_contains(tidal_last_error(), number);
+        assert_status(tidal_declare(ctx, NULL, a, counts[i], TIDAL_DECLARE_LOOKAHEAD), TIDAL_ERROR_INVALID_ARGUMENT);
+    }
+    /* A newer caller's larger entries (struct_size is the stride): the array's bytes overflow. */
+    a->struct_size = (size_t)1 << 20;
+    assert_status(tidal_declare(ctx, NULL, a, (size_t)1 << 44, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_contains(tidal_last_error(), "1048576 bytes");
+    a->struct_size = sizeof *a;
+    /* The one real entry still works, and nothing moved before. */
+    assert_int_equal(stats_of(ctx).migrated_bytes, 0);
+    assert_ok(tidal_declare(ctx, NULL, a, 1, 0));
+    assert_true(stats_of(ctx).migrated_bytes >= 4096);
+    harness_free_fenced(a, sizeof *a);
+    assert_ok(tidal_free(ctx, p));
+}
+
 static void test_advice_is_applied_remembered_and_unset(void **state)
 {
     tidal_context *ctx = *state;
@@ -449,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_protected_ranges_over_budget_are_refused_with_nothing_moved),
         HARNESS_SIM_TEST(test_memory_that_cannot_move_is_a_counted_noop),
         HARNESS_SIM_TEST(test_bad_declarations_get_clear_statuses),
+        HARNESS_SIM_TEST(test_absurd_counts_are_refused_before_reading),
         HARNESS_SIM_TEST(test_advice_is_applied_remembered_and_unset),
         HARNESS_SIM_TEST(test_stream_ordered_free_is_reused_on_its_stream),
         HARNESS_SIM_TEST(test_clock_and_spin),

@@ -157,6 +157,73 @@ static void test_failure_on_another_thread_does_not_leak_here(void **state)
     assert_string_equal(tidal_last_error(), mine);
 }
 
+/* --- absurd sizes and counts ------------------------------------------------------------ */
+
+/* Sizes and counts no program means (SIZE_MAX is a negative number cast to size_t) are the
+ * caller's mistake: every entry point that takes one answers with a status of the caller's
+ * kind and a message, never TIDAL_ERROR_INTERNAL ("please report it"). */
+static void expect_refused(tidal_status status, const char *call, size_t value)
+{
+    if (status == TIDAL_OK || status == TIDAL_ERROR_INTERNAL || harness_contains(tidal_last_error(), "please report", 1))
+        fail_msg("%s with %zu: %s: %s", call, value, tidal_status_name(status), tidal_last_error());
+}
+
+static void test_absurd_sizes_and_counts_never_reach_internal(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context(HARNESS_SIM_CONFIG);
+    void *managed = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4096, 0);
+    void *device = harness_alloc(ctx, TIDAL_KIND_DEVICE, 4096, 0);
+    const size_t values[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 255, SIZE_MAX / 2, SIZE_MAX / 2 + 1, (size_t)1 << 62};
+    static const tidal_kind kinds[] = {TIDAL_KIND_AUTO, TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED,
+                                       TIDAL_KIND_PAGEABLE};
+    for (size_t v = 0; v < sizeof values / sizeof values[0]; ++v) {
+        const size_t n = values[v];
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+            tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+            desc.kind = kinds[k];
+            void *p = NULL;
+            expect_refused(tidal_alloc(ctx, n, &desc, &p), "tidal_alloc", n);
+            expect_refused(tidal_alloc_async(ctx, n, &desc, NULL, &p), "tidal_alloc_async", n);
+            desc.alignment = (size_t)1 << 30;
+            expect_refused(tidal_alloc(ctx, n, &desc, &p), "tidal_alloc (aligned)", n);
+        }
+        expect_refused(tidal_prefetch(ctx, managed, n, 0), "tidal_prefetch", n);
+        expect_refused(tidal_advise(ctx, managed, n, TIDAL_ADVICE_READ_MOSTLY, 0), "tidal_advise", n);
+        tidal_range_info range = TIDAL_RANGE_INFO_INIT;
+        expect_refused(tidal_range_query(ctx, managed, n, &range), "tidal_range_query", n);
+        expect_refused(tidal_copy(ctx, device, managed, n), "tidal_copy", n);
+        expect_refused(tidal_copy_async(ctx, managed, device, n, NULL), "tidal_copy_async", n);
+
+        tidal_access access = TIDAL_ACCESS_INIT;
+        access.ptr = managed;
+        access.size = 4096;
+        access.device = 0;
+        access.mode = TIDAL_ACCESS_READ;
+        expect_refused(tidal_declare(ctx, NULL, &access, n, 0), "tidal_declare (count)", n);
+        access.size = n;
+        expect_refused(tidal_declare(ctx, NULL, &access, 1, 0), "tidal_declare (size)", n);
+
+        tidal_copy_item item = TIDAL_COPY_ITEM_INIT;
+        item.dst = device;
+        item.src = managed;
+        item.size = 4096;
+        expect_refused(tidal_copy_batch(ctx, &item, n, NULL), "tidal_copy_batch (count)", n);
+        item.size = n;
+        expect_refused(tidal_copy_batch(ctx, &item, 1, NULL), "tidal_copy_batch (size)", n);
+
+        tidal_check check = TIDAL_CHECK_INIT;
+        check.kind = TIDAL_CHECK_COPY;
+        check.target = device;
+        check.source = managed;
+        check.size = n & ~(size_t)7;
+        expect_refused(tidal_check_run(ctx, &check), "tidal_check_run", n);
+    }
+    assert_ok(tidal_free(ctx, device));
+    assert_ok(tidal_free(ctx, managed));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 /* --- kind names ------------------------------------------------------------------------ */
 
 static void test_kind_names(void **state)
@@ -192,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_last_error_empty_on_a_fresh_thread),
         cmocka_unit_test(test_last_error_describes_a_failure),
         cmocka_unit_test(test_failure_on_another_thread_does_not_leak_here),
+        cmocka_unit_test(test_absurd_sizes_and_counts_never_reach_internal),
         cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_kind_name_of_bad_kind_is_unknown),
     };

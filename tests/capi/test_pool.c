@@ -1,5 +1,7 @@
 /* The pools behind tidal_alloc: reuse without runtime calls, statistics, trim, switching them
  * off, and the advice lifecycle of pooled managed blocks. */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -225,6 +227,125 @@ static void test_repeated_requests_are_recorded_alike(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* Threads that allocated and freed and then ended leave nothing behind: once they are joined,
+ * a trim with release_threshold = 0 gives every byte of every pool back, whatever the caches
+ * of the exited threads kept (small blocks of several classes, large blocks) and whatever
+ * kinds they used. */
+#define TRIM_THREADS 16
+static tidal_context *trim_ctx;
+static void *alloc_free_mixed(void *arg)
+{
+    const unsigned seed = (unsigned)(uintptr_t)arg;
+    static const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_PINNED, TIDAL_KIND_MANAGED};
+    static const size_t sizes[] = {64, 256, 1000, 4096, 65536, 300000, 1u << 20, (1u << 20) + 1, 3u << 20, 17u << 20};
+    void *held[8] = {NULL};
+    size_t held_size[8] = {0};
+    for (unsigned i = 0; i < 2000; ++i) {
+        const unsigned r = (seed * 2654435761u) ^ (i * 40503u);
+        const unsigned slot = r % 8;
+        if (held[slot]) {
+            if (tidal_free(trim_ctx, held[slot]) != TIDAL_OK)
+                return (void *)1;
+            held[slot] = NULL;
+            continue;
+        }
+        tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+        d.kind = kinds[(r >> 3) % 3];
+        held_size[slot] = sizes[(r >> 5) % (sizeof sizes / sizeof sizes[0])];
+        if (tidal_alloc(trim_ctx, held_size[slot], &d, &held[slot]) != TIDAL_OK)
+            return (void *)1;
+    }
+    for (unsigned slot = 0; slot < 8; ++slot)
+        if (held[slot] && tidal_free(trim_ctx, held[slot]) != TIDAL_OK)
+            return (void *)1;
+    return NULL;
+}
+
+static void test_trim_after_threads_end_releases_everything(void **state)
+{
+    (void)state;
+    trim_ctx = harness_context("runtime = \"sim\"\n[pool]\nrelease_threshold = 0\n");
+    pthread_t threads[TRIM_THREADS];
+    for (uintptr_t t = 0; t < TRIM_THREADS; ++t)
+        assert_int_equal(pthread_create(&threads[t], NULL, alloc_free_mixed, (void *)(t + 1)), 0);
+    for (int t = 0; t < TRIM_THREADS; ++t) {
+        void *failed = (void *)1;
+        assert_int_equal(pthread_join(threads[t], &failed), 0);
+        assert_null(failed);
+    }
+    const struct {
+        tidal_kind kind;
+        int32_t device;
+    } pools[] = {{TIDAL_KIND_DEVICE, 0}, {TIDAL_KIND_PINNED, TIDAL_DEVICE_HOST}, {TIDAL_KIND_MANAGED, 0}};
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; ++i) {
+        const tidal_pool_stats s = stats_of(trim_ctx, pools[i].kind, pools[i].device);
+        assert_true(s.allocations > 0);
+        assert_int_equal(s.allocations, s.frees);
+        assert_int_equal(s.in_use_bytes, 0);
+    }
+    uint64_t released = 0;
+    assert_ok(tidal_pool_trim(trim_ctx, &released));
+    assert_true(released > 0);
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; ++i) {
+        const tidal_pool_stats s = stats_of(trim_ctx, pools[i].kind, pools[i].device);
+        if (s.reserved_bytes != 0)
+            print_error("%s pool: %llu bytes reserved after trim\n", tidal_kind_name(pools[i].kind),
+                        (unsigned long long)s.reserved_bytes);
+        assert_int_equal(s.reserved_bytes, 0);
+        assert_int_equal(s.runtime_allocations, s.runtime_frees);
+    }
+    tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+    assert_ok(tidal_device_info_get(trim_ctx, 0, &info));
+    assert_int_equal(info.free_memory, info.total_memory);
+    assert_ok(tidal_context_destroy(trim_ctx));
+}
+
+/* Threads that are still alive (a thread pool, an OpenMP team between parallel regions) keep
+ * their small blocks through another thread's trim: the pool cannot take them without a lock on
+ * every allocation. Each gives them back at its next call into the pool or its own
+ * tidal_pool_trim, after which a trim anywhere releases everything. */
+#define PARKED_THREADS 4
+static pthread_barrier_t parked_done, parked_trim, parked_gone;
+static void *alloc_free_then_park(void *arg)
+{
+    if (alloc_free_mixed(arg))
+        return (void *)1;
+    pthread_barrier_wait(&parked_done);
+    pthread_barrier_wait(&parked_trim); /* parked until the main thread has trimmed */
+    const tidal_status status = tidal_pool_trim(trim_ctx, NULL);
+    pthread_barrier_wait(&parked_gone);
+    return status == TIDAL_OK ? NULL : (void *)1;
+}
+
+static void test_live_threads_give_their_caches_back_on_their_own_trim(void **state)
+{
+    (void)state;
+    trim_ctx = harness_context("runtime = \"sim\"\n");
+    assert_int_equal(pthread_barrier_init(&parked_done, NULL, PARKED_THREADS + 1), 0);
+    assert_int_equal(pthread_barrier_init(&parked_trim, NULL, PARKED_THREADS + 1), 0);
+    assert_int_equal(pthread_barrier_init(&parked_gone, NULL, PARKED_THREADS + 1), 0);
+    pthread_t threads[PARKED_THREADS];
+    for (uintptr_t t = 0; t < PARKED_THREADS; ++t)
+        assert_int_equal(pthread_create(&threads[t], NULL, alloc_free_then_park, (void *)(t + 1)), 0);
+    pthread_barrier_wait(&parked_done);
+    assert_ok(tidal_pool_trim(trim_ctx, NULL)); /* large blocks come back; the parked threads' small ones stay */
+    pthread_barrier_wait(&parked_trim);
+    pthread_barrier_wait(&parked_gone); /* each parked thread trimmed, and is still alive */
+    assert_ok(tidal_pool_trim(trim_ctx, NULL));
+    assert_int_equal(stats_of(trim_ctx, TIDAL_KIND_DEVICE, 0).reserved_bytes, 0);
+    assert_int_equal(stats_of(trim_ctx, TIDAL_KIND_PINNED, TIDAL_DEVICE_HOST).reserved_bytes, 0);
+    assert_int_equal(stats_of(trim_ctx, TIDAL_KIND_MANAGED, 0).reserved_bytes, 0);
+    for (int t = 0; t < PARKED_THREADS; ++t) {
+        void *failed = (void *)1;
+        assert_int_equal(pthread_join(threads[t], &failed), 0);
+        assert_null(failed);
+    }
+    pthread_barrier_destroy(&parked_done);
+    pthread_barrier_destroy(&parked_trim);
+    pthread_barrier_destroy(&parked_gone);
+    assert_ok(tidal_context_destroy(trim_ctx));
+}
+
 /* The vendor's stream-ordered pool needs a runtime that has one; the simulated device does not
  * model it, so the context refuses to start and says where the key is and what to do. Pools
  * switched off never use a backend, so then the key is harmless. */
@@ -255,6 +376,8 @@ int main(void)
         cmocka_unit_test(test_thread_caches_can_be_switched_off),
         cmocka_unit_test(test_vendor_backend_needs_a_stream_ordered_pool),
         cmocka_unit_test(test_repeated_requests_are_recorded_alike),
+        cmocka_unit_test(test_trim_after_threads_end_releases_everything),
+        cmocka_unit_test(test_live_threads_give_their_caches_back_on_their_own_trim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

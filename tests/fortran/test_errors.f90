@@ -11,7 +11,9 @@ program test_errors
   call configuration_errors()
   call start_context(ctx)
   call allocation_errors()
+  call allocate_into_associated_pointers()
   call deallocation_errors()
+  call deallocation_of_sections()
   call query_errors()
   call newest_message_wins()
   call missing_context()
@@ -85,6 +87,111 @@ contains
                 'no failed allocation associated a pointer')
   end subroutine allocation_errors
 
+  !> tidal_allocate refuses a pointer that still holds a live tidal allocation (its first
+  !! element is the allocation's base), as Fortran's allocate refuses an allocated array:
+  !! otherwise that allocation could be lost. The pointer and the memory stay as they were.
+  !! Anything else a pointer may be associated with is let go, as Fortran's allocate does.
+  subroutine allocate_into_associated_pointers()
+    use, intrinsic :: iso_c_binding, only: c_loc, c_associated
+    real(real64), pointer :: a(:) => null(), alias(:) => null(), part(:) => null()
+    real(real64), pointer :: mine(:) => null(), view(:) => null(), stale(:) => null()
+    integer(int64), pointer :: b(:,:) => null()
+    real(real64), pointer :: first_a
+    call tidal_allocate(ctx, a, [10], status, kind=TIDAL_KIND_MANAGED)
+    call expect_status(status, TIDAL_OK, 'allocate a')
+    a = 7
+    first_a => a(1)
+    call tidal_allocate(ctx, a, [20], status)
+    call expect_error(status, TIDAL_ERROR_INVALID_ARGUMENT, 'still associated with a live tidal allocation', &
+                      'allocate into a pointer that holds an allocation (int32 shape)')
+    call expect_contains(tidal_last_error_message(), 'nullify', 'the message says what to do')
+    call tidal_allocate(ctx, a, [20_int64], status)
+    call expect_status(status, TIDAL_ERROR_INVALID_ARGUMENT, 'the same with an int64 shape')
+    call expect(associated(a) .and. size(a) == 10, 'a refused allocate leaves the pointer as it was')
+    call expect(c_associated(c_loc(a(1)), c_loc(first_a)) .and. all(a == 7), &
+                'a refused allocate leaves the memory as it was')
+    ! An alias of the whole allocation holds it just as well.
+    alias => a
+    call tidal_allocate(ctx, alias, [4], status)
+    call expect_status(status, TIDAL_ERROR_INVALID_ARGUMENT, 'allocate into an alias of a live allocation')
+    nullify(alias)
+    call tidal_allocate(ctx, alias, [4], status)
+    call expect_status(status, TIDAL_OK, 'allocate into the alias once nullified')
+    call tidal_deallocate(ctx, alias, status)
+    call expect_status(status, TIDAL_OK, 'deallocate the alias''s new array')
+    ! A section inside an allocation cannot free it: re-pointing it loses nothing.
+    part => a(3:)
+    call tidal_allocate(ctx, part, [4], status)
+    call expect_status(status, TIDAL_OK, 'allocate into a pointer to a section inside an allocation')
+    call expect(size(part) == 4 .and. all(a == 7), 'the section pointer is re-pointed, a untouched')
+    call tidal_deallocate(ctx, part, status)
+    call expect_status(status, TIDAL_OK, 'deallocate the re-pointed section pointer')
+    ! Memory Fortran allocated: tidal does not own it, so the pointer is simply re-pointed.
+    allocate(mine(8))
+    view => mine
+    call tidal_allocate(ctx, view, [4], status)
+    call expect_status(status, TIDAL_OK, 'allocate into a pointer to Fortran memory')
+    call tidal_deallocate(ctx, view, status)
+    call expect_status(status, TIDAL_OK, 'deallocate it')
+    deallocate(mine)
+    ! A stale alias of freed tidal memory blocks nothing.
+    stale => a
+    call tidal_deallocate(ctx, a, status)
+    call expect_status(status, TIDAL_OK, 'deallocate a')
+    call tidal_allocate(ctx, a, [20], status)
+    call expect_status(status, TIDAL_OK, 'allocate into a once deallocated')
+    call tidal_deallocate(ctx, a, status)
+    call expect_status(status, TIDAL_OK, 'deallocate a again')
+    call tidal_allocate(ctx, stale, [3], status)
+    call expect_status(status, TIDAL_OK, 'allocate into a stale alias of freed memory')
+    call tidal_deallocate(ctx, stale, status)
+    call expect_status(status, TIDAL_OK, 'deallocate the former stale alias')
+    ! Another rank and type through the same rule.
+    call tidal_allocate(ctx, b, [3, 3], status)
+    call expect_status(status, TIDAL_OK, 'allocate b')
+    call tidal_allocate(ctx, b, [3, 3], status)
+    call expect_status(status, TIDAL_ERROR_INVALID_ARGUMENT, 'allocate into b again')
+    call tidal_deallocate(ctx, b, status)
+    call expect_status(status, TIDAL_OK, 'deallocate b')
+  end subroutine allocate_into_associated_pointers
+
+  !> tidal_deallocate frees only through the whole array: a section is refused with nothing
+  !! freed, whether it starts inside the allocation or at its base (shorter, or spanning the
+  !! whole allocation with gaps). A contiguous pointer to all of it, any shape, is the array.
+  subroutine deallocation_of_sections()
+    real(real64), pointer, contiguous :: a(:,:)
+    real(real64), pointer :: head(:,:) => null(), strided(:,:) => null(), reversed(:) => null()
+    real(real64), pointer :: row(:) => null(), flat(:) => null()
+    nullify(a)
+    call tidal_allocate(ctx, a, [10, 10], status, kind=TIDAL_KIND_MANAGED)
+    call expect_status(status, TIDAL_OK, 'allocate')
+    a = 5
+    head => a(:, 1:4)
+    call tidal_deallocate(ctx, head, status)
+    call expect_error(status, TIDAL_ERROR_INVALID_ARGUMENT, 'a section of its allocation (it spans 320 of its 800 bytes)', &
+                      'deallocate of a shorter section that starts at the allocation')
+    call expect_contains(tidal_last_error_message(), 'nothing was freed', 'the message says nothing was freed')
+    call expect(associated(head), 'the refused section pointer stays associated')
+    row => a(1, :)
+    call tidal_deallocate(ctx, row, status)
+    call expect_error(status, TIDAL_ERROR_INVALID_ARGUMENT, 'not contiguously', &
+                      'deallocate of a strided section that starts at the allocation')
+    strided => a(1:10:9, :)
+    call tidal_deallocate(ctx, strided, status)
+    call expect_error(status, TIDAL_ERROR_INVALID_ARGUMENT, 'spans 800 of its 800 bytes, not contiguously', &
+                      'deallocate of a strided section as long as the allocation')
+    flat(1:100) => a
+    reversed => flat(100:1:-1)
+    call tidal_deallocate(ctx, reversed, status)
+    call expect_status(status, TIDAL_ERROR_INVALID_ARGUMENT, 'deallocate of the whole array reversed')
+    call expect(all(a == 5), 'no refused deallocate freed or changed anything')
+    ! The memory is still the program's: a query finds it, and the whole array frees it.
+    call tidal_deallocate(ctx, flat, status)
+    call expect_status(status, TIDAL_OK, 'deallocate through a contiguous pointer to all of it')
+    call expect(.not. associated(flat), 'and it is nullified')
+    nullify(a, head, row, strided, reversed)
+  end subroutine deallocation_of_sections
+
   subroutine deallocation_errors()
     real(real64), pointer :: a(:,:) => null(), alias(:,:) => null(), inner(:,:) => null()
     real(real64), pointer :: mine(:) => null()
@@ -136,7 +243,8 @@ contains
   !> tidal_last_error_message() follows the newest failure, whether the binding or the C
   !! library found it; a later success does not replace it.
   subroutine newest_message_wins()
-    real(real64), pointer :: a(:) => null(), b(:,:) => null()
+    real(real64), pointer :: a(:) => null(), b(:,:) => null(), c(:) => null()
+    real(real64), target :: own(4)
     call tidal_allocate(ctx, a, [0], status)                     ! C library's check
     call expect_error(status, TIDAL_ERROR_INVALID_ARGUMENT, 'size is 0', 'the C library''s message')
     call tidal_allocate(ctx, b, [1, -1], status)                 ! the binding's check
@@ -144,10 +252,24 @@ contains
     call tidal_allocate(ctx, a, [4], status)                     ! success
     call expect_status(status, TIDAL_OK, 'then a success')
     call expect_contains(tidal_last_error_message(), 'negative', 'a success keeps the newest failure')
-    call tidal_allocate(ctx, a, [0], status)                     ! the C library again
+    c => own                                                     ! the binding asks tidal about it
+    call tidal_allocate(ctx, c, [4], status)
+    call expect_status(status, TIDAL_OK, 'a success re-pointing a pointer to Fortran memory')
+    call expect_contains(tidal_last_error_message(), 'negative', 'the binding''s own question left no message')
+    call tidal_allocate(ctx, b, [0, 4], status)                  ! the C library again
     call expect_error(status, TIDAL_ERROR_INVALID_ARGUMENT, 'size is 0', &
                       'a C failure after the binding''s is the newest')
     call expect(index(tidal_last_error_message(), 'negative') == 0, 'the old message is gone')
+    call tidal_deallocate(ctx, c, status)
+    call expect_status(status, TIDAL_OK, 'deallocate c')
+    c => own
+    call tidal_allocate(ctx, c, [4], status)
+    call expect_status(status, TIDAL_OK, 'a success re-pointing a pointer after a C failure')
+    call expect_contains(tidal_last_error_message(), 'size is 0', 'the C library''s message is kept too')
+    call tidal_deallocate(ctx, a, status)
+    call expect_status(status, TIDAL_OK, 'deallocate a')
+    call tidal_deallocate(ctx, c, status)
+    call expect_status(status, TIDAL_OK, 'deallocate c')
   end subroutine newest_message_wins
 
   subroutine missing_context()
