@@ -18,10 +18,11 @@ tidal_amd_packages=(libamdhip64-dev)
 # Prints one line per line of apt's output, each overwriting the last, when stdout is a terminal.
 tidal_progress_line() {
     if [ -t 1 ]; then
-        local line
+        local line width
+        width=$(( $(tput cols 2>/dev/null || echo 80) - 3 ))
         while IFS= read -r line; do
             case "$line" in
-                Get:*|Unpacking*|Setting\ up*) printf '\r\033[K  %.*s' "$(( $(tput cols 2>/dev/null || echo 80) - 3 ))" "$line" ;;
+                Get:*|Unpacking*|Setting\ up*) printf '\r\033[K  %.*s' "$width" "$line" ;;
             esac
         done
         printf '\r\033[K'
