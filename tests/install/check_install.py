@@ -96,21 +96,22 @@ class Root:
     def inside(self, path):
         return os.path.join(self.dest, os.path.relpath(path, "/"))
 
-    def user_env(self, **extra):
-        """What a user's shell has, plus the stand-ins for the real install."""
+    def user_env(self, program=False, **extra):
+        """What a user's shell has, plus the stand-ins for the real install; for a `program`
+        linked with libtidal (not the compilers), the sanitizer runtime where it needs one."""
         env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
         env["PKG_CONFIG_LIBDIR"] = os.path.join(self.libdir, "pkgconfig")
         env["PKG_CONFIG_SYSROOT_DIR"] = self.dest
         env["LD_LIBRARY_PATH"] = self.libdir
-        if self.args.preload:
+        if self.args.preload and program:
             env["LD_PRELOAD"] = self.args.preload
             env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
             env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
         env.update(extra)
         return env
 
-    def shell(self, command, **extra):
-        return run(["sh", "-ec", command], env=self.user_env(**extra), cwd=self.work, what=command)
+    def shell(self, command, program=False, **extra):
+        return run(["sh", "-ec", command], env=self.user_env(program, **extra), cwd=self.work, what=command)
 
     def check_flags(self, package):
         """pkg-config's flags for `package` must point into the root, not at the system."""
@@ -192,7 +193,7 @@ def part_c(root, readme, args):
     command = build_c_example(root, readme)
     root.check_flags("tidal")
     root.shell(command)
-    out = root.shell("./a.out")
+    out = root.shell("./a.out", program=True)
     expect(out, r"^\w+ on device -?\d+, placed by \w+$", "the C example")
 
     # The "Next steps" block after the two commands: every line but the sudo ones (the
@@ -203,7 +204,7 @@ def part_c(root, readme, args):
     lines = [l for l in steps.group(1).splitlines() if l.strip() and not l.lstrip().startswith("sudo ")]
     if not any(l.lstrip().startswith("cc ") for l in lines):
         fail("README.md's Next steps build no program")
-    out = root.shell("\n".join(lines))
+    out = "".join(root.shell(l, program=l.lstrip().startswith("./")) for l in lines)
     expect(out, r"placed by \w+$", "the Next steps program")
 
 
@@ -217,7 +218,7 @@ def part_fortran(root, readme):
     if not os.path.exists(os.path.join(moddir, "tidal.mod")):
         fail(f"no tidal.mod in pkg-config's fmoddir {moddir}")
     root.shell(inline_command(body, "gfortran app.f90"))
-    out = root.shell("./a.out")
+    out = root.shell("./a.out", program=True)
     expect(out, r"^managed memory, placed by \w+, \d+ bytes$", "the Fortran example")
 
 
@@ -233,11 +234,11 @@ def part_plugin(root, readme, args):
     root.shell(first_block(body, "sh", "'Writing a policy plugin'"))
     write(root, "your.toml", first_block(body, "toml", "'Writing a policy plugin'"))
     # The C example allocates "weights": the README's configuration sends it to the plugin.
-    out = root.shell("./a.out", TIDAL_CONFIG="your.toml")
+    out = root.shell("./a.out", program=True, TIDAL_CONFIG="your.toml")
     expect(out, r"^managed on device 0, placed by prefix$", "the C example with the plugin")
     tool = root.inside(os.path.join(args.prefix, "bin", "tidal"))
     if os.path.exists(tool):
-        root.shell(f"'{tool}' config check your.toml")
+        root.shell(f"'{tool}' config check your.toml", program=True)
 
 
 def part_ldconfig(args):
@@ -284,13 +285,13 @@ def part_python(root, readme, args):
         # Where it will really be, python must look without being told.
         folders = run([args.python, "-E", "-c",
                        "import site, sys; print('\\n'.join(sys.path + site.getsitepackages()))"],
-                      env=root.user_env(), what="the folders python searches").split()
+                      env=root.user_env(), what="the folders python searches").splitlines()
         if os.path.normpath(args.python_site) not in map(os.path.normpath, folders):
             fail(f"{args.python} does not search {args.python_site}")
     body = section(readme, "Using it from Python and PyTorch")
     example = first_block(body, "python", "the Python section").split("\n\n")[0]  # before torch
     check = example + "\nprint(tidal.__file__)\nprint(tidal.library_path())\n"
-    out = run([args.python, "-c", check], env=root.user_env(PYTHONPATH=site),
+    out = run([args.python, "-c", check], env=root.user_env(True, PYTHONPATH=site),
               what="the README's Python example, with the installed package")
     for line in out.splitlines()[-2:]:
         if not line.startswith(root.dest):
