@@ -24,6 +24,12 @@ if [ "${1:-}" = "--tsan" ] || [ "${TIDAL_TSAN:-0}" = "1" ]; then
         --suite unit --suite capi --suite stress
     exit 0
 fi
+# A ./build the quickstart set up has tests and benchmarks off and was configured before the
+# test packages were here; meson keeps its failed checks (a header once missing stays missing
+# across reconfigurations), so such a folder is set up afresh with every feature on `auto`.
+if grep -Eqs '"name": "(tests|bench)", "value": "disabled"' build/meson-info/intro-buildoptions.json; then
+    meson setup --wipe build -Dtests=auto -Dbench=auto
+fi
 [ -d build ] || meson setup build
 ninja -C build -j "$jobs"
 meson test -C build --print-errorlogs --num-processes "$jobs"

@@ -43,7 +43,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -124,6 +123,42 @@ std::string json_escape(const std::string &s)
         else o += c;
     }
     return o;
+}
+
+// The text after `"key": ` in one line of the JSON this program writes (no nesting to skip),
+// or npos. A plain search instead of <regex>: GCC 12's <regex> trips -Wmaybe-uninitialized in
+// the sanitizer build.
+size_t json_value_at(const std::string &line, const char *key, size_t from = 0)
+{
+    const std::string needle = std::string("\"") + key + "\": ";
+    const size_t at = line.find(needle, from);
+    return at == std::string::npos ? at : at + needle.size();
+}
+
+// A string value (unescaped quotes end it, as in the names written here), or nullopt.
+std::optional<std::string> json_string(const std::string &line, const char *key)
+{
+    size_t at = json_value_at(line, key);
+    if (at == std::string::npos || at >= line.size() || line[at] != '"')
+        return std::nullopt;
+    const size_t end = line.find('"', ++at);
+    if (end == std::string::npos)
+        return std::nullopt;
+    return line.substr(at, end - at);
+}
+
+// A number value, or nullopt.
+std::optional<double> json_number(const std::string &line, const char *key)
+{
+    const size_t at = json_value_at(line, key);
+    if (at == std::string::npos)
+        return std::nullopt;
+    const char *begin = line.c_str() + at;
+    char *end = nullptr;
+    const double v = std::strtod(begin, &end);
+    if (end == begin)
+        return std::nullopt;
+    return v;
 }
 
 std::string join(const std::vector<std::string> &v, const char *sep)
@@ -711,16 +746,16 @@ void Bench::compare()
         std::fprintf(stderr, "migration-scenarios: cannot read %s\n", o_.compare_path.c_str());
         std::exit(2);
     }
-    const std::regex row_re(R"re("scenario": (\d+), "name": "([^"]*)",.*"median_s": ([-+0-9.eE]+))re");
-    const std::regex dev_re(R"re("device": "([^"]*)")re");
     std::map<std::pair<int, std::string>, double> ref;
     std::string line;
-    std::smatch m;
     while (std::getline(f, line)) {
-        if (std::regex_search(line, m, row_re))
-            ref[{std::stoi(m[1].str()), m[2].str()}] = std::stod(m[3].str());
-        else if (compare_device_.empty() && std::regex_search(line, m, dev_re))
-            compare_device_ = m[1].str();
+        const auto scenario = json_number(line, "scenario");
+        const auto name = json_string(line, "name");
+        const auto median = json_number(line, "median_s");
+        if (scenario && name && median)
+            ref[{int(*scenario), *name}] = *median;
+        else if (compare_device_.empty())
+            compare_device_ = json_string(line, "device").value_or("");
     }
     for (const Result &r : results_) {
         auto it = ref.find({r.scenario, r.name});

@@ -67,7 +67,9 @@ program jacobi
           '  residual ', residual
      if (residual < tolerance) exit
   end do
-  centre = u(n / 2 + 2, n / 2 + 2)
+  ! The middle interior point: interior indices run 2..n+1 and n is odd, so (n + 1) / 2 is exact
+  ! (gfortran warns about a constant integer division that truncates).
+  centre = u((n + 1) / 2 + 1, (n + 1) / 2 + 1)
   write (*, '(a, i0, a, es10.3, a, f12.9)') 'converged after ', min(sweep, max_sweeps), &
        ' sweeps: residual ', residual, ', centre ', centre
 
