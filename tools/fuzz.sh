@@ -21,6 +21,16 @@ targets=("$@")
 build=build-fuzz
 jobs=${TIDAL_JOBS:-2}
 
+# libFuzzer comes with Debian's clang (libclang-rt-14-dev, a dependency of clang-14).
+source tools/deps.sh
+tidal_install_missing
+if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
+    echo "tidal fuzz: installing clang"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get install -y -qq --no-install-recommends clang >/dev/null
+fi
+
 if [ ! -d "$build" ]; then
     CC=clang CXX=clang++ meson setup "$build" -Dfuzz=enabled \
         -Db_sanitize=address,undefined -Db_lundef=false \
