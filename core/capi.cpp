@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "abi/growable_struct.h"
 #include "config/config_loader.h"
 #include "context.h"
 #include "status/error.h"
@@ -56,14 +57,13 @@ tidal_status null_argument(const char *function, const char *name) noexcept
     return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: {} is NULL", function, name));
 }
 
-// Reads a caller's growable struct: accepts any size that covers version 1's fields.
+// The struct-size rule of core/abi/growable_struct.h, as a status: INVALID_ARGUMENT below the
+// oldest size this library reads.
 template <typename T> tidal_status check_struct_size(const char *function, const char *name, size_t given) noexcept
 {
-    if (given < sizeof(T))
-        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("{}: {}->struct_size is {}, smaller than version 1's {}; initialise it with the _INIT macro",
-                                function, name, given, sizeof(T)));
-    return TIDAL_OK;
+    if (tidal::abi::size_accepted<T>(given))
+        return TIDAL_OK;
+    return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: {}", function, tidal::abi::size_refused<T>(name, given)));
 }
 
 tidal_status create(const char *function, tidal_context **out, tidal::Settings (*load)(const char *), const char *arg)
@@ -73,6 +73,9 @@ tidal_status create(const char *function, tidal_context **out, tidal::Settings (
     *out = nullptr;
     return guarded(function, [&] { *out = new tidal_context(load(arg)); });
 }
+
+tidal_status allocate_older(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
+                            const tidal::pool::StreamHandle *stream, void **out) noexcept;
 
 // tidal_alloc and tidal_alloc_async: one argument check, then the context.
 tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
@@ -84,12 +87,13 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
         return null_argument(fn, "ctx");
     if (!out)
         return null_argument(fn, "out");
-    // Read in place: a larger struct_size (a newer caller) only adds fields after these.
     static const tidal_alloc_desc defaults = TIDAL_ALLOC_DESC_INIT;
     const tidal_alloc_desc *d = &defaults;
     if (desc) {
-        if (tidal_status s = check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size); s != TIDAL_OK)
-            return s;
+        // The allocation fast path: a desc at least as large as this library's is read in place,
+        // at the cost of this one compare. An older caller's takes the cold path.
+        if (desc->struct_size < sizeof(tidal_alloc_desc)) [[unlikely]]
+            return allocate_older(fn, ctx, size, desc, stream, out);
         // A kind outside the enum is the caller's error; reading it as tidal_kind would be UB.
         int32_t kind = 0;
         std::memcpy(&kind, &desc->kind, sizeof kind);
@@ -98,6 +102,19 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
         d = desc;
     }
     return guarded(fn, [&] { *out = ctx->impl.allocate(size, *d, stream); });
+}
+
+// A desc from a caller built against an older tidal.h: copied over the defaults, then allocated
+// from as any other. Kept out of line so that the fast path above keeps its registers.
+[[gnu::noinline, gnu::cold]] tidal_status allocate_older(const char *fn, tidal_context *ctx, size_t size,
+                                                         const tidal_alloc_desc *desc,
+                                                         const tidal::pool::StreamHandle *stream, void **out) noexcept
+{
+    tidal_alloc_desc scratch;
+    const tidal_alloc_desc *d = tidal::abi::read_in(desc, desc->struct_size, scratch);
+    if (!d)
+        return check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size);
+    return allocate(fn, ctx, size, d, stream, out);
 }
 
 } // namespace
@@ -124,6 +141,7 @@ TIDAL_API const char *tidal_status_name(tidal_status status)
     case TIDAL_ERROR_INTERNAL: return "TIDAL_ERROR_INTERNAL";
     case TIDAL_ERROR_NOT_FOUND: return "TIDAL_ERROR_NOT_FOUND";
     case TIDAL_ERROR_BUFFER_TOO_SMALL: return "TIDAL_ERROR_BUFFER_TOO_SMALL";
+    case TIDAL_STATUS_FORCE_32BIT: break; // the enum's width, never a status
     }
     return "TIDAL_STATUS_UNKNOWN";
 }
@@ -145,6 +163,7 @@ TIDAL_API const char *tidal_status_string(tidal_status status)
     case TIDAL_ERROR_INTERNAL: return "internal error in tidal";
     case TIDAL_ERROR_NOT_FOUND: return "not found";
     case TIDAL_ERROR_BUFFER_TOO_SMALL: return "output buffer too small";
+    case TIDAL_STATUS_FORCE_32BIT: break;
     }
     return "unknown status";
 }
@@ -161,6 +180,7 @@ TIDAL_API const char *tidal_kind_name(tidal_kind kind)
     case TIDAL_KIND_PAGEABLE: return "pageable";
     case TIDAL_KIND_DEVICE_FINE: return "device-fine";
     case TIDAL_KIND_MANAGED_COARSE: return "managed-coarse";
+    case TIDAL_KIND_FORCE_32BIT: break; // the enum's width, never a kind
     }
     return "unknown";
 }
@@ -219,21 +239,24 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
         return null_argument(fn, "ctx");
     if (!info)
         return null_argument(fn, "info");
-    if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+    const size_t given = info->struct_size;
+    if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", given); s != TIDAL_OK)
         return s;
     return guarded(fn, [&] {
         const tidal::AllocationRecord r = ctx->impl.query(ptr);
-        info->base = r.base;
-        info->size = r.size;
-        info->kind = r.kind;
-        info->device = r.device;
-        info->hints = r.hints;
-        info->advice = r.advice;
-        info->alignment = r.alignment;
-        std::memcpy(info->tag, r.tag, sizeof info->tag);
-        const size_t n = strnlen(r.placed_by, sizeof info->placed_by - 1);
-        std::memcpy(info->placed_by, r.placed_by, n);
-        info->placed_by[n] = '\0';
+        tidal_pointer_info out = TIDAL_POINTER_INFO_INIT;
+        out.base = r.base;
+        out.size = r.size;
+        out.kind = r.kind;
+        out.device = r.device;
+        out.hints = r.hints;
+        out.advice = r.advice;
+        out.alignment = r.alignment;
+        std::memcpy(out.tag, r.tag, sizeof out.tag);
+        const size_t n = strnlen(r.placed_by, sizeof out.placed_by - 1);
+        std::memcpy(out.placed_by, r.placed_by, n);
+        out.placed_by[n] = '\0';
+        tidal::abi::write_out(info, given, out);
     });
 }
 
@@ -244,13 +267,16 @@ TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_in
         return null_argument(fn, "ctx");
     if (!info)
         return null_argument(fn, "info");
-    if (tidal_status s = check_struct_size<tidal_system_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+    const size_t given = info->struct_size;
+    if (tidal_status s = check_struct_size<tidal_system_info>(fn, "info", given); s != TIDAL_OK)
         return s;
     return guarded(fn, [&] {
         const tidal::Runtime &rt = ctx->impl.runtime();
-        std::snprintf(info->runtime, sizeof info->runtime, "%s", rt.name());
-        std::snprintf(info->runtime_detail, sizeof info->runtime_detail, "%s", rt.detail().c_str());
-        info->device_count = rt.device_count();
+        tidal_system_info out = TIDAL_SYSTEM_INFO_INIT;
+        std::snprintf(out.runtime, sizeof out.runtime, "%s", rt.name());
+        std::snprintf(out.runtime_detail, sizeof out.runtime_detail, "%s", rt.detail().c_str());
+        out.device_count = rt.device_count();
+        tidal::abi::write_out(info, given, out);
     });
 }
 
@@ -261,13 +287,10 @@ TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
         return null_argument(fn, "ctx");
     if (!info)
         return null_argument(fn, "info");
-    if (tidal_status s = check_struct_size<tidal_device_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+    const size_t given = info->struct_size;
+    if (tidal_status s = check_struct_size<tidal_device_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
-        const size_t given = info->struct_size;
-        *info = ctx->impl.device_info(device);
-        info->struct_size = given;
-    });
+    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.device_info(device)); });
 }
 
 TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
@@ -312,13 +335,10 @@ TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, si
         return null_argument(fn, "ptr");
     if (!info)
         return null_argument(fn, "info");
-    if (tidal_status s = check_struct_size<tidal_range_info>(fn, "info", info->struct_size); s != TIDAL_OK)
+    const size_t given = info->struct_size;
+    if (tidal_status s = check_struct_size<tidal_range_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
-        const size_t given = info->struct_size;
-        *info = ctx->impl.range_query(ptr, size);
-        info->struct_size = given;
-    });
+    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.range_query(ptr, size)); });
 }
 
 TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
@@ -328,26 +348,23 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
         return null_argument(fn, "ctx");
     if (!check)
         return null_argument(fn, "check");
-    // Version 1 of the struct ended before `stream`; such callers run on tidal's own stream.
-    constexpr size_t kFirstSize = offsetof(tidal_check, stream);
     const size_t given = check->struct_size;
-    if (given < kFirstSize)
-        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("{}: check->struct_size is {}, smaller than version 1's {}; initialise it with "
-                                "TIDAL_CHECK_INIT",
-                                fn, given, kFirstSize));
+    if (tidal_status s = check_struct_size<tidal_check>(fn, "check", given); s != TIDAL_OK)
+        return s;
+    tidal_check full;
+    full = *tidal::abi::read_in(check, given, full); // accepted: read_in does not return nullptr
     // Read the kind as an integer: a value outside the enum is the caller's error, not UB here.
     int32_t kind = 0;
-    std::memcpy(&kind, &check->kind, sizeof kind);
+    std::memcpy(&kind, &full.kind, sizeof kind);
     if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_SPIN)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
-    tidal_check full = TIDAL_CHECK_INIT;
-    std::memcpy(&full, check, std::min(given, sizeof full));
-    full.struct_size = sizeof full;
     return guarded(fn, [&] {
-        ctx->impl.run_check(full);
-        check->result = full.result;
-        check->elapsed_ms = full.elapsed_ms;
+        tidal_check run = full;
+        ctx->impl.run_check(run);
+        // Only the out-fields change: the caller's inputs go back exactly as they came.
+        full.result = run.result;
+        full.elapsed_ms = run.elapsed_ms;
+        tidal::abi::write_out(check, given, full);
     });
 }
 
@@ -441,7 +458,8 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
         return null_argument(fn, "ctx");
     if (!stats)
         return null_argument(fn, "stats");
-    if (tidal_status s = check_struct_size<tidal_pool_stats>(fn, "stats", stats->struct_size); s != TIDAL_OK)
+    const size_t given = stats->struct_size;
+    if (tidal_status s = check_struct_size<tidal_pool_stats>(fn, "stats", given); s != TIDAL_OK)
         return s;
     int32_t k = 0;
     std::memcpy(&k, &kind, sizeof k);
@@ -451,20 +469,19 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
         const bool host = kind == TIDAL_KIND_PINNED && device == TIDAL_DEVICE_HOST;
         if (!host)
             ctx->impl.runtime().require_device(device);
-        const size_t given = stats->struct_size;
-        *stats = TIDAL_POOL_STATS_INIT;
-        stats->struct_size = given;
         const tidal::pool::PoolStats ps = ctx->impl.pools().stats(kind, host ? 0 : device);
-        stats->reserved_bytes = ps.reserved_bytes;
-        stats->reserved_high_water = ps.reserved_high_water;
-        stats->in_use_bytes = ps.in_use_bytes;
-        stats->in_use_high_water = ps.in_use_high_water;
-        stats->allocations = ps.allocations;
-        stats->frees = ps.frees;
-        stats->cache_hits = ps.cache_hits;
-        stats->runtime_allocations = ps.upstream_acquires;
-        stats->runtime_frees = ps.upstream_releases;
-        stats->fragmentation = ps.fragmentation;
+        tidal_pool_stats out = TIDAL_POOL_STATS_INIT;
+        out.reserved_bytes = ps.reserved_bytes;
+        out.reserved_high_water = ps.reserved_high_water;
+        out.in_use_bytes = ps.in_use_bytes;
+        out.in_use_high_water = ps.in_use_high_water;
+        out.allocations = ps.allocations;
+        out.frees = ps.frees;
+        out.cache_hits = ps.cache_hits;
+        out.runtime_allocations = ps.upstream_acquires;
+        out.runtime_frees = ps.upstream_releases;
+        out.fragmentation = ps.fragmentation;
+        tidal::abi::write_out(stats, given, out);
     });
 }
 
@@ -527,13 +544,10 @@ TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t dev
         return null_argument(fn, "ctx");
     if (!stats)
         return null_argument(fn, "stats");
-    if (tidal_status s = check_struct_size<tidal_migration_stats>(fn, "stats", stats->struct_size); s != TIDAL_OK)
+    const size_t given = stats->struct_size;
+    if (tidal_status s = check_struct_size<tidal_migration_stats>(fn, "stats", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
-        const size_t given = stats->struct_size;
-        *stats = ctx->impl.migration_stats(device);
-        stats->struct_size = given;
-    });
+    return guarded(fn, [&] { tidal::abi::write_out(stats, given, ctx->impl.migration_stats(device)); });
 }
 
 TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)

@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 
+#include "abi/growable_struct.h"
 #include "config/settings_describer.h"
 #include "policy/decision_cache.h"
 #include "log/logger.h"
@@ -39,54 +40,6 @@ uint32_t runtime_advice(const AllocationRecord &r)
 
 // What the runtime contract promises without over-allocating.
 size_t natural_alignment(tidal_kind k) { return is_host(k) ? 64 : 256; }
-
-// The entries of a caller's size-prefixed array. The first entry's struct_size is the stride,
-// so a caller built against another version of tidal.h steps by its own size; fields past it
-// read as zero. Every entry must carry the same struct_size.
-template <typename T>
-std::vector<T> read_entries(const T *entries, size_t count, size_t minimum, const char *type, const char *noun,
-                            const char *init)
-{
-    // A count whose array could not fit in the address space is the caller's mistake (often a
-    // negative number cast to size_t): refused before any entry is read or host memory asked for.
-    const auto too_many = [&](size_t entry_bytes) {
-        return count > static_cast<size_t>(PTRDIFF_MAX) / entry_bytes ||
-               count * entry_bytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(entries);
-    };
-    const auto refuse_count = [&](size_t entry_bytes) {
-        return Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                     fmt::format("count {} is too large: that many {} entries of {} bytes would not fit in the "
-                                 "address space",
-                                 count, type, entry_bytes),
-                     "pass the number of entries in the array");
-    };
-    if (too_many(minimum))
-        throw refuse_count(minimum);
-    size_t stride = 0;
-    std::memcpy(&stride, entries, sizeof stride);
-    if (stride < minimum)
-        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("{}.struct_size is {}, less than the {} bytes of the first version", type, stride, minimum),
-                    fmt::format("start each entry from {}", init));
-    if (too_many(std::max(stride, sizeof(T))))
-        throw refuse_count(std::max(stride, sizeof(T)));
-    std::vector<T> out;
-    try {
-        out.resize(count);
-    } catch (const std::bad_alloc &) {
-        throw Error(TIDAL_ERROR_OUT_OF_MEMORY,
-                    fmt::format("no host memory for a copy of {} {} entries ({} bytes)", count, type, count * sizeof(T)),
-                    "pass fewer entries per call");
-    }
-    for (size_t i = 0; i < count; ++i) {
-        std::memcpy(&out[i], reinterpret_cast<const char *>(entries) + i * stride, std::min(stride, sizeof(T)));
-        if (out[i].struct_size != stride)
-            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                        fmt::format("{} {} has struct_size {}, {} 0 has {}", noun, i, out[i].struct_size, noun, stride),
-                        "every entry of one call has the same struct_size");
-    }
-    return out;
-}
 
 uint32_t device_flags(const tidal_rt_device_props &p)
 {
@@ -585,8 +538,7 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     }
     if (!accesses)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "accesses is NULL with a count above 0", "pass an array of count entries");
-    const std::vector<tidal_access> entries = read_entries(accesses, count, offsetof(tidal_access, mode) + sizeof(uint32_t),
-                                                           "tidal_access", "access", "TIDAL_ACCESS_INIT");
+    const std::vector<tidal_access> entries = abi::read_array(accesses, count, "access");
     std::vector<DeclaredRange> ranges;
     ranges.reserve(count);
     for (size_t i = 0; i < count; ++i) {
@@ -624,8 +576,7 @@ void Context::copy_batch(const tidal_copy_item *items, size_t count, void *strea
         return;
     if (!items)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "items is NULL with a count above 0", "pass an array of count items");
-    const std::vector<tidal_copy_item> entries = read_entries(items, count, sizeof(tidal_copy_item), "tidal_copy_item",
-                                                              "item", "TIDAL_COPY_ITEM_INIT");
+    const std::vector<tidal_copy_item> entries = abi::read_array(items, count, "item");
     for (size_t i = 0; i < count; ++i)
         if (!entries[i].dst || !entries[i].src)
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT,

@@ -9,7 +9,15 @@
  *
  * Rules both sides keep (the Vulkan loader's negotiation, libomptarget's plugin table):
  *  - every struct crossing the boundary starts with its size; a side reads only the fields
- *    both sizes cover, and new fields are only ever appended;
+ *    both sizes cover, and new fields are only ever appended. The core zero-fills every
+ *    out-struct before a hook fills it, so a field appended to one means "not set" at 0,
+ *    which is all a plugin built against an older policy.h leaves there;
+ *  - the elements of the arrays the core hands over (tidal_policy_system.devices,
+ *    tidal_evict_request.candidates) are laid out at the core's struct_size: step by
+ *    element[0].struct_size. Because plugins built against 0.1 index them by their own
+ *    sizeof, tidal_policy_device and tidal_resident_range keep their 0.1 size for good; more
+ *    per-element data would go in a new array appended to the struct that points to them;
+ *  - enums end with a *_FORCE_32BIT = 0x7FFFFFFF sentinel, never a valid value;
  *  - every hook is optional, but at least one decision hook (place, recover, plan_prefetch,
  *    evict) must be set;
  *  - a decision hook answers TIDAL_POLICY_DEFER to let the next policy in the chain decide;
@@ -97,7 +105,8 @@ typedef struct tidal_policy_system {
 typedef enum tidal_policy_verdict {
     TIDAL_POLICY_DEFER = 0,   /* no opinion: ask the next policy */
     TIDAL_POLICY_DECIDED = 1, /* the out-struct holds the decision */
-    TIDAL_POLICY_REFUSE = 2   /* fail the operation; the out-struct's `reason` says why */
+    TIDAL_POLICY_REFUSE = 2,  /* fail the operation; the out-struct's `reason` says why */
+    TIDAL_POLICY_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_policy_verdict;
 
 typedef struct tidal_place_request {
@@ -135,7 +144,8 @@ typedef enum tidal_operation {
     TIDAL_OP_FREE = 2,
     TIDAL_OP_PREFETCH = 3,
     TIDAL_OP_ADVISE = 4,
-    TIDAL_OP_COPY = 5
+    TIDAL_OP_COPY = 5,
+    TIDAL_OP_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_operation;
 
 /* An operation failed on the runtime; the chain may say how to try again. */
@@ -152,7 +162,8 @@ typedef struct tidal_error_event {
 
 typedef enum tidal_recovery_action {
     TIDAL_RECOVER_FAIL = 0,       /* give the error to the caller */
-    TIDAL_RECOVER_RETRY = 1       /* try again with `placement` (TIDAL_OP_ALLOC only) */
+    TIDAL_RECOVER_RETRY = 1,      /* try again with `placement` (TIDAL_OP_ALLOC only) */
+    TIDAL_RECOVER_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_recovery_action;
 
 typedef struct tidal_recovery {
@@ -181,7 +192,8 @@ typedef struct tidal_prefetch_request {
 
 typedef enum tidal_prefetch_action {
     TIDAL_PREFETCH_MIGRATE = 1, /* move the range to `device` ahead of the work */
-    TIDAL_PREFETCH_SKIP = 2     /* leave it where it is: the device faults it in or reads it remotely */
+    TIDAL_PREFETCH_SKIP = 2,    /* leave it where it is: the device faults it in or reads it remotely */
+    TIDAL_PREFETCH_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_prefetch_action;
 
 typedef struct tidal_prefetch_plan {

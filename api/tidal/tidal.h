@@ -6,7 +6,16 @@
  *    (tidal_status_name, tidal_status_string, tidal_last_error, tidal_version_*);
  *  - status numbers and enum values are explicit and only ever appended;
  *  - structs that may grow start with `struct_size`: set it to sizeof(the struct) (the
- *    *_INIT macros do); the library reads and writes only the fields that size covers;
+ *    *_INIT macros do). New fields are only ever appended, and the library accepts every
+ *    size from release 0.1's up. It reads the fields your size covers (fields your header
+ *    lacks take their *_INIT value; fields it does not know are ignored), writes only the
+ *    bytes your size covers, and steps arrays of such structs (tidal_access,
+ *    tidal_copy_item) by the first element's struct_size. A size below 0.1's is
+ *    TIDAL_ERROR_INVALID_ARGUMENT naming the struct and both sizes. So a program built
+ *    against an older tidal.h runs unchanged on a newer library, and one built against a
+ *    newer tidal.h on an older library, for the fields both know;
+ *  - enums carried in structs end with a *_FORCE_32BIT = 0x7FFFFFFF sentinel (as Vulkan's
+ *    *_MAX_ENUM) so that every compiler makes them 32 bits wide; it is never a valid value;
  *  - handles are opaque; all functions are thread-safe on one context;
  *  - no C++ exception ever crosses this boundary.
  */
@@ -63,7 +72,8 @@ typedef enum tidal_status {
     TIDAL_ERROR_ILLEGAL_ACCESS = 10,  /* the device touched memory it must not */
     TIDAL_ERROR_INTERNAL = 11,        /* a bug in tidal: please report it */
     TIDAL_ERROR_NOT_FOUND = 12,       /* a looked-up key, device or name does not exist */
-    TIDAL_ERROR_BUFFER_TOO_SMALL = 13 /* an output buffer is shorter than the result */
+    TIDAL_ERROR_BUFFER_TOO_SMALL = 13, /* an output buffer is shorter than the result */
+    TIDAL_STATUS_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_status;
 
 /*! tidal_status_name() : the enumerator's name, e.g. "TIDAL_ERROR_OUT_OF_MEMORY";
@@ -107,7 +117,8 @@ typedef enum tidal_kind {
     TIDAL_KIND_PINNED = 3,         /* page-locked host memory (hipHostMalloc / cudaHostAlloc) */
     TIDAL_KIND_PAGEABLE = 4,       /* ordinary host memory (malloc) */
     TIDAL_KIND_DEVICE_FINE = 5,    /* AMD fine-grained device memory */
-    TIDAL_KIND_MANAGED_COARSE = 6  /* AMD managed memory with coarse-grain advice */
+    TIDAL_KIND_MANAGED_COARSE = 6, /* AMD managed memory with coarse-grain advice */
+    TIDAL_KIND_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_kind;
 #define TIDAL_KIND_COUNT 7
 
@@ -255,7 +266,8 @@ typedef enum tidal_coherency {
     TIDAL_COHERENCY_UNKNOWN = 0,       /* the runtime cannot tell (e.g. NVIDIA) */
     TIDAL_COHERENCY_FINE = 1,
     TIDAL_COHERENCY_COARSE = 2,
-    TIDAL_COHERENCY_INDETERMINATE = 3  /* the range mixes both */
+    TIDAL_COHERENCY_INDETERMINATE = 3, /* the range mixes both */
+    TIDAL_COHERENCY_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_coherency;
 
 /*! Where the runtime says a managed range lives and what advice it carries. */
@@ -455,7 +467,8 @@ typedef enum tidal_check_kind {
     TIDAL_CHECK_TRIAD = 6,          /* target = source + scalar * source2, doubles */
     TIDAL_CHECK_ATOMIC_ADD = 7,     /* `seed` rounds of atomic +1 on each uint64 of target */
     TIDAL_CHECK_RUNTIME_COPY = 8,   /* target = source with the runtime's own memcpy (the baseline) */
-    TIDAL_CHECK_SPIN = 9            /* compute of known length: busy for `seed` nanoseconds, no memory */
+    TIDAL_CHECK_SPIN = 9,           /* compute of known length: busy for `seed` nanoseconds, no memory */
+    TIDAL_CHECK_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_check_kind;
 
 typedef struct tidal_check {
@@ -491,7 +504,8 @@ typedef enum tidal_xnack {
     TIDAL_XNACK_NOT_APPLICABLE = 0, /* not an AMD device (see pageable_access/migrates) */
     TIDAL_XNACK_ON = 1,
     TIDAL_XNACK_OFF = 2,
-    TIDAL_XNACK_UNKNOWN = 3
+    TIDAL_XNACK_UNKNOWN = 3,
+    TIDAL_XNACK_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_xnack;
 
 #define TIDAL_DEVICE_FLAG_SIMULATED 0x01u          /* the simulated device, not a GPU */

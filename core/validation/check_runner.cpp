@@ -115,6 +115,8 @@ int CheckRunner::launch(const tidal_check &c, void *stream, uint64_t *mismatches
         return ops.memcpy ? ops.memcpy(rt, c.target, c.source, c.size, stream) : missing("memcpy");
     case TIDAL_CHECK_SPIN:
         return ops.kernel_spin ? ops.kernel_spin(rt, c.device, c.seed, stream) : missing("spin");
+    case TIDAL_CHECK_FORCE_32BIT: // never a kind: the C API refuses it before this
+        break;
     }
     return missing("such");
 }

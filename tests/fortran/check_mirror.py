@@ -30,7 +30,10 @@ def header_names(path):
             continue
         constants.append(name)
     for body in re.findall(r'typedef\s+enum\s+\w*\s*\{(.*?)\}', text, re.S):
-        constants += re.findall(r'\b(TIDAL_\w+)\s*=', body)
+        # *_FORCE_32BIT only fixes a C enum's width (Fortran's integer(c_int) already is 32
+        # bits) and is never a value a program passes or receives: nothing to mirror.
+        constants += [name for name in re.findall(r'\b(TIDAL_\w+)\s*=', body)
+                      if not name.endswith('_FORCE_32BIT')]
     structs = {}
     for name, body in re.findall(r'typedef\s+struct\s+(tidal_\w+)\s*\{(.*?)\}\s*\w+\s*;', text, re.S):
         fields = []

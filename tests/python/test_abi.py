@@ -52,12 +52,14 @@ def header(include_dir):
 
 
 def header_constants(text):
-    """Every numeric #define and enumerator of the header: name -> value."""
+    """Every numeric #define and enumerator of the header: name -> value. An enum's
+    *_FORCE_32BIT sentinel only fixes its width in C and is never a value: it is left out."""
     found = {}
     for name, value in re.findall(r"#define\s+(TIDAL_\w+)\s+\(?(-?(?:0x[0-9A-Fa-f]+|\d+))u?\)?\s", text):
         found[name] = int(value, 0)
-    for name, value in re.findall(r"\b(TIDAL_\w+)\s*=\s*(-?\d+)\s*[,}\n/]", text):
-        found[name] = int(value)
+    for name, value in re.findall(r"\b(TIDAL_\w+)\s*=\s*(-?(?:0x[0-9A-Fa-f]+|\d+))\s*[,}\n/]", text):
+        if not name.endswith("_FORCE_32BIT"):
+            found[name] = int(value, 0)
     return found
 
 
