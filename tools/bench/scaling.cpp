@@ -5,7 +5,8 @@
 // tidal's host memory per live allocation, measured: the process's resident set before and
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
 // simulated device is host memory that nothing touches). A second table: tidal_declare of N
-// single-allocation managed ranges in one call (per range). Wall clock, median of --reps runs.
+// single-allocation managed ranges in one call (per range). Wall clock, median of --reps runs;
+// the query also in the thread's CPU time (a loaded machine's wall clock counts waits for a core).
 //
 // --threads R: at the largest N, R threads doing interior queries and copies while --churn C
 // other threads allocate and free, against one such thread (with the same C churning): the
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 #include <thread>
@@ -90,9 +92,18 @@ template <typename F> double per_call_ns(int reps, size_t calls, F &&run)
     return tidal_bench::median(v);
 }
 
+// The calling thread's CPU time: on a loaded machine, the wall clock also counts the time the
+// thread waited for a core.
+double thread_cpu_seconds()
+{
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 struct Row {
     size_t live;
-    double pair_ns, query_ns, copy_ns, batch_ns, bytes_per_live;
+    double pair_ns, query_ns, query_cpu_ns, copy_ns, batch_ns, bytes_per_live;
 };
 
 Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
@@ -108,7 +119,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     const size_t rss0 = resident_bytes();
     const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
     const size_t rss1 = resident_bytes();
-    Row row{n, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0};
+    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0};
 
     std::mt19937_64 rng(n);
     std::vector<uint32_t> order(calls);
@@ -122,11 +133,15 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
             check(tidal_free(ctx, p), "tidal_free");
         }
     });
+    std::vector<double> cpu;
     row.query_ns = per_call_ns(reps, calls, [&](size_t k) {
         tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+        const double c0 = thread_cpu_seconds();
         for (size_t i = 0; i < k; ++i)
             check(tidal_pointer_query(ctx, live[order[i]] + 1 + i % (kBlock - 1), &info), "tidal_pointer_query");
+        cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
+    row.query_cpu_ns = tidal_bench::median(cpu);
     row.copy_ns = per_call_ns(reps, calls, [&](size_t k) {
         for (size_t i = 0; i < k; ++i)
             check(tidal_copy(ctx, live[order[i]] + 0x100, live[order[(i + 1) % k]] + 0x800, kCopy), "tidal_copy");
@@ -251,12 +266,13 @@ int main(int argc, char **argv)
     const size_t calls = quick ? 20000 : 200000;
 
     std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
-    std::printf("%10s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "copy", "batch/item", "bytes/live");
+    std::printf("%10s %12s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
+                "bytes/live");
     size_t largest = 0;
     for (size_t n = 1000; n <= max; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
-        std::printf("%10zu %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.copy_ns, r.batch_ns,
-                    r.bytes_per_live);
+        std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
+                    r.copy_ns, r.batch_ns, r.bytes_per_live);
         std::fflush(stdout);
         largest = n;
     }
