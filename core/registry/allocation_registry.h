@@ -118,8 +118,9 @@ private:
     void purge_dead(Shard &s);
     void index_spans(uintptr_t base, size_t size);
 
-    // What the index knows of `a`: the live allocation containing it, or not; `next` gets the
-    // base of the next live allocation in a's granule above `a` (0: none there).
+    // What a's granule knows of `a`, under its shard's lock: found (`out`), absent (a live
+    // allocation below `a` ends at or before it: around->begin), or unknown (ask the covers).
+    // around->end gets the next live base above `a` in the granule (left 0: none there).
     enum class Answer { found, absent, unknown };
     Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around) const;
     // The exact base `c` (named by a cover) when live and containing `a`.
