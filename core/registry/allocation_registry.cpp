@@ -33,9 +33,19 @@ void AllocationRegistry::insert(const AllocationRecord &record)
             hint->second.live = true;
             --s.dead;
             ++s.live;
+            if ((base ^ (end - 1)) >> Index::kGranuleBits) [[unlikely]] // spans granules: its covers may be gone
+                index_spans(base, record.size);
             return;
         }
     }
+    insert_new(s, record);
+}
+
+// Out of line, so that the revival above saves no registers for it.
+[[gnu::noinline]] void AllocationRegistry::insert_new(Shard &s, const AllocationRecord &record)
+{
+    const uintptr_t base = addr(record.base);
+    const uintptr_t end = base + record.size;
     auto it = s.slots.lower_bound(base);
     bool overlaps = false;
     if (it != s.slots.begin()) {
@@ -49,7 +59,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         } else if (it->first == base) {
             revived = it++;
         } else { // a dead node inside the new range would hide it from interior lookups
-            it = s.erase(it);
+            it = erase_node(s, it);
             --s.dead;
         }
     }
@@ -60,14 +70,59 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         revived->second.record = record;
         revived->second.live = true;
         --s.dead;
+        if (Index::spans(base, record.size))
+            index_spans(base, record.size);
     } else {
-        revived = s.slots.emplace_hint(it, base, Slot{record, true});
+        revived = add_node(s, it, record);
     }
     s.remember(revived);
     ++s.live;
 }
 
-std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, Vacancy *vacancy) const
+AllocationRegistry::SlotMap::iterator AllocationRegistry::add_node(Shard &s, SlotMap::iterator hint,
+                                                                   const AllocationRecord &record)
+{
+    const uintptr_t base = addr(record.base);
+    if (!Index::indexable(base, record.size)) {
+        unindexed_.store(true, std::memory_order_relaxed);
+        return s.slots.emplace_hint(hint, base, Slot{record, true});
+    }
+    Index::Bucket &bucket = index_.bucket(base);
+    bucket.reserve(bucket.size() + 1); // the throwing steps first: nothing has changed yet
+    const auto it = s.slots.emplace_hint(hint, base, Slot{record, true});
+    bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), base,
+                                   [](const Index::Member &m, uintptr_t b) { return m.base < b; }),
+                  Index::Member{base, &it->second});
+    if (Index::spans(base, record.size))
+        index_spans(base, record.size);
+    return it;
+}
+
+[[gnu::noinline]] void AllocationRegistry::index_spans(uintptr_t base, size_t size)
+{
+    if (Index::indexable(base, size))
+        index_.cover(base, size);
+    else
+        unindexed_.store(true, std::memory_order_relaxed);
+}
+
+AllocationRegistry::SlotMap::iterator AllocationRegistry::erase_node(Shard &s, SlotMap::iterator it)
+{
+    const uintptr_t base = it->first;
+    if (SlotMap::iterator &hint = s.index[Shard::index_of(base)]; hint == it)
+        hint = s.slots.end();
+    if (Index::Bucket *bucket = index_.find_bucket(base)) {
+        const auto at = std::lower_bound(bucket->begin(), bucket->end(), base,
+                                         [](const Index::Member &m, uintptr_t b) { return m.base < b; });
+        if (at != bucket->end() && at->base == base)
+            bucket->erase(at);
+        if (Index::spans(base, it->second.record.size) && Index::indexable(base, it->second.record.size))
+            index_.uncover(base, it->second.record.size); // stale covers are only extra checks
+    }
+    return s.slots.erase(it);
+}
+
+std::optional<AllocationRecord> AllocationRegistry::scan_shards(uintptr_t a, Vacancy *vacancy) const
 {
     Vacancy around{0, UINTPTR_MAX};
     for (const Shard &s : shards_) {
@@ -96,16 +151,104 @@ std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, V
     return std::nullopt;
 }
 
+namespace {
+template <typename Bucket> auto first_above(const Bucket &bucket, uintptr_t a)
+{
+    return std::upper_bound(bucket.begin(), bucket.end(), a, [](uintptr_t x, const auto &m) { return x < m.base; });
+}
+} // namespace
+
+// Under the lock of a's shard: the hint, then a's bucket. A live base at or below `a` in the
+// granule settles it (live allocations never overlap, so nothing from further below reaches
+// past it); dead ones are stepped over.
+AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRecord *out, Vacancy *around) const
+{
+    Shard &s = const_cast<Shard &>(shards_[shard_of(a)]); // reads the hints only
+    std::lock_guard lock(s.mutex);
+    if (const auto hint = s.index[Shard::index_of(a)]; hint != s.slots.end() && hint->first == a && hint->second.live) {
+        *out = hint->second.record; // the common case: a base pointer
+        return Answer::found;
+    }
+    const Index::Bucket *bucket = index_.find_bucket(a);
+    if (!bucket)
+        return Answer::unknown;
+    const auto above = first_above(*bucket, a);
+    for (auto next = above; next != bucket->end(); ++next)
+        if (next->item->live) {
+            around->end = next->base; // exact: every base between is in this bucket
+            break;
+        }
+    for (auto below = above; below != bucket->begin();) {
+        const Slot &slot = (--below)->item[0];
+        if (!slot.live)
+            continue;
+        if (slot.record.contains(reinterpret_cast<const void *>(a))) {
+            *out = slot.record;
+            return Answer::found;
+        }
+        around->begin = below->base + slot.record.size;
+        return Answer::absent;
+    }
+    return Answer::unknown;
+}
+
+// A base named by a cover, checked under its own shard's lock: found when it is live and
+// contains `a`; a live one that ends at or below `a` bounds the vacancy.
+AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out,
+                                                           uintptr_t *begin) const
+{
+    const Shard &s = shards_[shard_of(c)];
+    std::lock_guard lock(s.mutex);
+    const Index::Bucket *bucket = index_.find_bucket(c);
+    if (!bucket)
+        return Answer::unknown;
+    const auto at = first_above(*bucket, c);
+    if (at == bucket->begin() || at[-1].base != c || !at[-1].item->live)
+        return Answer::unknown;
+    const AllocationRecord &r = at[-1].item->record;
+    if (r.contains(reinterpret_cast<const void *>(a))) {
+        *out = r;
+        return Answer::found;
+    }
+    if (c < a && c + r.size <= a)
+        *begin = std::max(*begin, c + r.size);
+    return Answer::absent;
+}
+
+std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, Vacancy *vacancy) const
+{
+    if (unindexed_.load(std::memory_order_relaxed) || a >= Index::kLimit) [[unlikely]]
+        return scan_shards(a, vacancy);
+    AllocationRecord r;
+    Vacancy around{(a >> Index::kGranuleBits) << Index::kGranuleBits, 0};
+    switch (lookup(a, &r, &around)) {
+    case Answer::found: return r;
+    case Answer::absent: break;
+    case Answer::unknown: {
+        // Nothing live at or below `a` in its granule: what contains `a`, if anything, reaches
+        // in from below and is named by one of a's covers (the last one written for each block).
+        const auto covers = index_.covers(a);
+        for (size_t i = 0; i < covers.size(); ++i) {
+            const uintptr_t c = covers[i];
+            if (c == 0 || c > a || std::find(covers.begin(), covers.begin() + i, c) != covers.begin() + i)
+                continue;
+            if (check_cover(c, a, &r, &around.begin) == Answer::found)
+                return r;
+        }
+        break;
+    }
+    }
+    if (vacancy) {
+        if (around.end == 0) // no live base above `a` in its granule: the next one may be anywhere
+            return scan_shards(a, vacancy);
+        *vacancy = around;
+    }
+    return std::nullopt;
+}
+
 std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy *vacancy) const
 {
-    const uintptr_t a = addr(p);
-    {
-        Shard &s = const_cast<Shard &>(shards_[shard_of(a)]); // exact() reads the index only
-        std::lock_guard lock(s.mutex);
-        if (auto it = s.exact(a); it != s.slots.end() && it->second.live)
-            return it->second.record; // the common case: a base pointer
-    }
-    return find_interior(a, vacancy);
+    return find_interior(addr(p), vacancy);
 }
 
 bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
@@ -134,10 +277,17 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
             ++s.dead;
             s.freed[s.freed_next++ % kFreedMemory] = a;
             if (s.dead > kDeadSlack && s.dead > s.live) [[unlikely]]
-                s.purge_dead();
+                purge_dead(s);
             return Removal::removed;
         }
     }
+    return remove_other(s, a, out);
+}
+
+// Out of line, so that the free above saves no registers for it.
+[[gnu::noinline]] AllocationRegistry::Removal AllocationRegistry::remove_other(Shard &s, uintptr_t a,
+                                                                             AllocationRecord *out)
+{
     if (auto r = find_interior(a)) {
         if (out)
             *out = *r;
@@ -152,9 +302,12 @@ std::vector<AllocationRecord> AllocationRegistry::drain()
     std::vector<AllocationRecord> all;
     for (Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
-        for (auto &[base, slot] : s.slots)
+        for (auto &[base, slot] : s.slots) {
             if (slot.live)
                 all.push_back(slot.record);
+            if (Index::Bucket *bucket = index_.find_bucket(base))
+                bucket->clear(); // the granule's nodes are all this shard's
+        }
         s.slots.clear();
         s.index.fill(s.slots.end());
         s.live = s.dead = 0;
@@ -172,11 +325,12 @@ size_t AllocationRegistry::live_count() const
     return n;
 }
 
-void AllocationRegistry::Shard::purge_dead() noexcept
+void AllocationRegistry::purge_dead(Shard &s)
 {
-    std::erase_if(slots, [](const auto &node) { return !node.second.live; });
-    index.fill(slots.end());
-    dead = 0;
+    for (auto it = s.slots.begin(); it != s.slots.end();)
+        it = it->second.live ? std::next(it) : erase_node(s, it);
+    s.index.fill(s.slots.end());
+    s.dead = 0;
 }
 
 bool AllocationRegistry::Shard::was_freed(uintptr_t base) const noexcept

@@ -1,25 +1,34 @@
 // Every live allocation of a context, looked up by any address inside it. Thread-safe and
 // built for many threads allocating at once: allocations are spread over shards by a hash of
-// their base address, so tidal_alloc/tidal_free on different threads rarely meet on a lock
-// (one shared lock made 16 threads slower than one). Exact-base operations touch one shard;
-// lookups of an interior pointer ask every shard, which is the price of that spread.
+// the 64 KiB granule their base lies in, so tidal_alloc/tidal_free on different threads rarely
+// meet on a lock (one shared lock made 16 threads slower than one), and a thread working
+// through one slab keeps using one shard's cache lines.
+//
+// Lookups of an interior pointer go through an AddressIndex (address_index.h): the granule's
+// bucket of bases, under the lock of the shard that owns the granule, then the covers of the
+// address (the bases of allocations reaching in from below), each checked under its own
+// shard's lock. That is a handful of steps whatever the number of live allocations, where
+// asking all 64 shards' maps was 0.9 µs at 10^3 and 59 µs at 10^6 live allocations.
 //
 // A freed allocation's map node stays behind, marked dead, so that the next allocation at the
 // same base (a pool hands the block just freed to the next request) revives it in place: no
-// tree rebalancing and no node on either path, which was a third of a tidal_alloc+tidal_free
-// pair. Dead nodes never hide a live allocation: an insert erases every dead node inside its
-// range, so the nearest node at or below an address inside a live allocation is that
-// allocation's own. A shard purges its dead nodes once they outnumber the live ones (and
-// kDeadSlack), which bounds what they hold.
+// tree rebalancing, no node, and no bucket update on either path, which was a third of a
+// tidal_alloc+tidal_free pair; the index changes only when a node comes or goes, or when a
+// revived allocation spans granules (its covers are written again). Dead nodes never hide a
+// live allocation of their shard: an insert erases every dead node inside its range. A shard
+// purges its dead nodes once they outnumber the live ones (and kDeadSlack), which bounds what
+// they hold.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "registry/address_index.h"
 #include "registry/allocation_record.h"
 #include "sync/spin_lock.h"
 #include "registry/node_recycler.h"
@@ -40,8 +49,9 @@ public:
         uintptr_t begin = 0, end = 0;
     };
     // The allocation containing `p` (its base or any interior byte). When there is none and
-    // `vacancy` is given, it gets the widest range around `p` that no live allocation touches,
-    // so a caller with many pointers in one foreign buffer asks once (a miss asks every shard).
+    // `vacancy` is given, it gets a range around `p` that no live allocation touches, so a
+    // caller with many pointers in one foreign buffer asks once. Its end comes from the index
+    // when a live allocation lies above `p` in p's granule; otherwise this asks every shard.
     std::optional<AllocationRecord> find(const void *p, Vacancy *vacancy = nullptr) const;
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
@@ -65,6 +75,7 @@ private:
         bool live = false;
     };
     using SlotMap = std::map<uintptr_t, Slot, std::less<uintptr_t>, NodeRecycler<std::pair<const uintptr_t, Slot>>>;
+    using Index = AddressIndex<Slot>;
 
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
         mutable SpinLock mutex;
@@ -93,21 +104,36 @@ private:
             return hint != slots.end() && hint->first == base ? hint : slots.find(base);
         }
         void remember(SlotMap::iterator it) noexcept { index[index_of(it->first)] = it; }
-        SlotMap::iterator erase(SlotMap::iterator it) noexcept
-        {
-            if (SlotMap::iterator &hint = index[index_of(it->first)]; hint == it)
-                hint = slots.end();
-            return slots.erase(it);
-        }
         bool was_freed(uintptr_t base) const noexcept;
-        void purge_dead() noexcept;
     };
     static size_t shard_of(uintptr_t base) noexcept
     {
-        return static_cast<size_t>(((base >> 8) * 0x9E3779B97F4A7C15ull) >> 58); // 64 shards
+        return static_cast<size_t>((Index::granule_of(base) * 0x9E3779B97F4A7C15ull) >> 58); // 64 shards
     }
-    std::optional<AllocationRecord> find_interior(uintptr_t a, Vacancy *vacancy = nullptr) const;
+    void insert_new(Shard &s, const AllocationRecord &record); // under s's lock: not a revival
+    Removal remove_other(Shard &s, uintptr_t a, AllocationRecord *out); // not a live base
+    // A new node (or one going away): its bucket entry, and its covers when it spans granules.
+    SlotMap::iterator add_node(Shard &s, SlotMap::iterator hint, const AllocationRecord &record);
+    SlotMap::iterator erase_node(Shard &s, SlotMap::iterator it);
+    void purge_dead(Shard &s);
+    void index_spans(uintptr_t base, size_t size);
 
+    // What a's granule knows of `a`, under its shard's lock: found (`out`), absent (a live
+    // allocation below `a` ends at or before it: around->begin), or unknown (ask the covers).
+    // around->end gets the next live base above `a` in the granule (left 0: none there).
+    enum class Answer { found, absent, unknown };
+    Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around) const;
+    // The exact base `c` (named by a cover) when live and containing `a`.
+    Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
+    std::optional<AllocationRecord> find_interior(uintptr_t a, Vacancy *vacancy = nullptr) const;
+    // Every shard's map: for an address beyond the index, and for a vacancy's end that lies
+    // outside the address's granule.
+    std::optional<AllocationRecord> scan_shards(uintptr_t a, Vacancy *vacancy) const;
+
+    Index index_;
+    // Set once an allocation lies beyond what the index covers (never on x86-64 or AArch64
+    // user addresses): lookups then ask every shard, as they did before the index.
+    std::atomic<bool> unindexed_{false};
     std::array<Shard, kShards> shards_;
 };
 

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <map>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -220,4 +222,184 @@ TEST_CASE("registry is consistent under concurrent insert, find and remove")
     for (auto &th : threads)
         th.join();
     CHECK(reg.live_count() == 0);
+}
+
+// The address index: 64 KiB granules, covers per granule, per 16 MiB block and per 4 GiB leaf.
+namespace {
+constexpr uintptr_t kGranule = 0x10000, kMid = 0x1000000, kLeaf = 0x100000000;
+void *found_base(const AllocationRegistry &reg, uintptr_t a)
+{
+    const auto r = reg.find(at(a));
+    return r ? r->base : nullptr;
+}
+} // namespace
+
+TEST_CASE("index: interior lookups at granule boundaries")
+{
+    AllocationRegistry reg;
+    const uintptr_t g = 0x7f0000000000; // where the host's heap lives on x86-64
+    reg.insert(record(g + kGranule - 0x10, 0x20)); // straddles one granule boundary
+    reg.insert(record(g + kGranule + 0x10, 0x10)); // its neighbour in the next granule
+    CHECK(found_base(reg, g + kGranule - 0x10) == at(g + kGranule - 0x10));
+    CHECK(found_base(reg, g + kGranule - 1) == at(g + kGranule - 0x10));
+    CHECK(found_base(reg, g + kGranule) == at(g + kGranule - 0x10)); // through the next granule's cover
+    CHECK(found_base(reg, g + kGranule + 0xf) == at(g + kGranule - 0x10));
+    CHECK(found_base(reg, g + kGranule + 0x10) == at(g + kGranule + 0x10));
+    CHECK(found_base(reg, g + kGranule + 0x1f) == at(g + kGranule + 0x10));
+    CHECK(found_base(reg, g + kGranule + 0x20) == nullptr);
+    CHECK(found_base(reg, g + kGranule - 0x11) == nullptr);
+    CHECK(found_base(reg, g) == nullptr);
+    AllocationRegistry::Vacancy v;
+    CHECK_FALSE(reg.find(at(g + 0x100), &v).has_value());
+    CHECK(v.end == g + kGranule - 0x10);
+    CHECK(v.begin <= g + 0x100);
+}
+
+TEST_CASE("index: a huge allocation is found from every granule it spans")
+{
+    AllocationRegistry reg;
+    // 10 GiB from an unaligned base: ragged granules at both ends, whole 16 MiB blocks, whole leaves.
+    const uintptr_t base = 0x7e0000000000 - 3 * kMid - 0x1234, size = 10 * kLeaf + 5 * kMid + 0x777;
+    reg.insert(record(base, size));
+    reg.insert(record(base + size, 0x100)); // right after it
+    reg.insert(record(base - 0x100, 0x100)); // right before it
+    for (uintptr_t off : {uintptr_t{0}, uintptr_t{1}, kGranule, 0x1234 + 2 * kMid, 0x1234 + 3 * kMid, kLeaf, 5 * kLeaf + 7,
+                          size - kLeaf, size - kMid, size - kGranule, size - 1})
+        CHECK(found_base(reg, base + off) == at(base));
+    for (uintptr_t off = 0; off < size; off += 0x3ffffff3) // every 1 GiB or so, never aligned the same
+        CHECK(found_base(reg, base + off) == at(base));
+    CHECK(found_base(reg, base + size) == at(base + size));
+    CHECK(found_base(reg, base - 1) == at(base - 0x100));
+    // Gone: nothing is found in it, and its covers no longer name anything live.
+    CHECK(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    for (uintptr_t off : {uintptr_t{1}, kGranule, 3 * kMid, 5 * kLeaf + 7, size - 1})
+        CHECK(found_base(reg, base + off) == nullptr);
+    AllocationRegistry::Vacancy v;
+    CHECK_FALSE(reg.find(at(base + kLeaf), &v).has_value());
+    CHECK(v.end == base + size); // the next live allocation, exactly
+    // Its middle reused by small allocations: the stale covers are checked and passed over.
+    reg.insert(record(base + 2 * kLeaf + 0x100, 0x100));
+    CHECK(found_base(reg, base + 2 * kLeaf + 0x1ff) == at(base + 2 * kLeaf + 0x100));
+    CHECK(found_base(reg, base + 2 * kLeaf + 0x80) == nullptr);
+    CHECK_FALSE(reg.find(at(base + 2 * kLeaf + 0x80), &v).has_value());
+    CHECK(v.end == base + 2 * kLeaf + 0x100);
+}
+
+TEST_CASE("index: small allocations sharing a granule, some freed")
+{
+    AllocationRegistry reg;
+    const uintptr_t g = 0x7f1200000000;
+    for (uintptr_t i = 0; i < kGranule / 0x100; ++i)
+        reg.insert(record(g + i * 0x100, 0xc0));
+    for (uintptr_t i = 0; i < kGranule / 0x100; i += 3)
+        CHECK(reg.remove(at(g + i * 0x100), nullptr) == AllocationRegistry::Removal::removed);
+    for (uintptr_t i = 0; i < kGranule / 0x100; ++i) {
+        const bool live = i % 3 != 0;
+        CHECK(found_base(reg, g + i * 0x100 + 0xbf) == (live ? at(g + i * 0x100) : nullptr));
+        CHECK(found_base(reg, g + i * 0x100 + 0xc0) == nullptr);
+        AllocationRegistry::Vacancy v;
+        if (!reg.find(at(g + i * 0x100 + 0xc0), &v)) {
+            const uintptr_t next = i + 1 == kGranule / 0x100 ? UINTPTR_MAX : g + (i + 1 + ((i + 1) % 3 == 0)) * 0x100;
+            CHECK(v.end == (next >= g + kGranule ? UINTPTR_MAX : next));
+            CHECK(v.begin <= g + i * 0x100 + 0xc0);
+        }
+    }
+}
+
+TEST_CASE("index: a freed base revived larger is found in the granules it now spans")
+{
+    AllocationRegistry reg;
+    const uintptr_t base = 0x7f3400000000;
+    reg.insert(record(base, 0x100));
+    CHECK(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    reg.insert(record(base, 0x100000)); // the pool's way: the same base back, now 1 MiB (16 granules)
+    CHECK(found_base(reg, base + 0x80000) == at(base));
+    CHECK(found_base(reg, base + 0xfffff) == at(base));
+    CHECK(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK(found_base(reg, base + 0x80000) == nullptr);
+    reg.insert(record(base, 0x80)); // and small again
+    CHECK(found_base(reg, base + 0x7f) == at(base));
+    CHECK(found_base(reg, base + 0x80000) == nullptr);
+}
+
+TEST_CASE("index: every lookup and vacancy agrees with a plain model, through frees, revivals and purges")
+{
+    AllocationRegistry reg;
+    std::map<uintptr_t, uintptr_t> live; // base -> end
+    std::mt19937_64 rng(15);
+    const uintptr_t region = 0x7f0000000000, span = 64 * kLeaf;
+    const uintptr_t sizes[] = {0x40, 0x100, 0x1000, kGranule - 0x10, kGranule + 0x10, 0x100000, kMid + 0x1000, 3 * kLeaf};
+    std::vector<uintptr_t> bases; // every base ever used: revivals come from here
+    auto overlaps = [&](uintptr_t b, uintptr_t e) {
+        auto it = live.lower_bound(b);
+        if (it != live.end() && it->first < e)
+            return true;
+        return it != live.begin() && std::prev(it)->second > b;
+    };
+    auto check_point = [&](uintptr_t a) {
+        AllocationRegistry::Vacancy v;
+        const auto r = reg.find(at(a), &v);
+        auto it = live.upper_bound(a);
+        const bool inside = it != live.begin() && std::prev(it)->second > a;
+        REQUIRE(r.has_value() == inside);
+        if (inside) {
+            CHECK(r->base == at(std::prev(it)->first));
+            return;
+        }
+        CHECK(v.end == (it == live.end() ? UINTPTR_MAX : it->first));
+        CHECK(v.begin <= a);
+        CHECK((it == live.begin() || std::prev(it)->second <= v.begin));
+    };
+    for (int step = 0; step < 6000; ++step) {
+        const unsigned op = rng() % 8;
+        if (op < 3 || live.empty()) {
+            uintptr_t b = !bases.empty() && rng() % 2 ? bases[rng() % bases.size()]
+                                                      : region + (rng() % span) / 0x40 * 0x40;
+            const uintptr_t e = b + sizes[rng() % (rng() % 4 ? 5 : 8)];
+            if (overlaps(b, e))
+                continue;
+            reg.insert(record(b, e - b));
+            live[b] = e;
+            bases.push_back(b);
+        } else if (op < 5) {
+            auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+            REQUIRE(reg.remove(at(it->first), nullptr) == AllocationRegistry::Removal::removed);
+            live.erase(it);
+        } else {
+            auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+            const uintptr_t len = it->second - it->first;
+            for (uintptr_t a : {it->first, it->first + len / 2, it->second - 1, it->second, it->first - 1,
+                                region + rng() % span, (it->first | (kGranule - 1)) + 1, (it->first | (kMid - 1)) + 1})
+                check_point(a);
+        }
+    }
+    CHECK(reg.live_count() == live.size());
+}
+
+TEST_CASE("index: concurrent lookups of interior pointers while other threads allocate and free")
+{
+    AllocationRegistry reg;
+    const uintptr_t region = 0x7f5000000000;
+    for (uintptr_t i = 0; i < 4096; ++i) // the stable ones: 4 KiB each, 16 per granule
+        reg.insert(record(region + i * 0x1000, 0x1000));
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> churn;
+    for (int t = 0; t < 2; ++t)
+        churn.emplace_back([&, t] {
+            const uintptr_t mine = region + 0x100000000 * (t + 1);
+            for (uintptr_t i = 0; !stop.load(); i = (i + 1) % 512) {
+                reg.insert(record(mine + i * 0x3000, 0x2000 + (i % 3) * 0x10000)); // some span granules
+                REQUIRE(reg.remove(at(mine + i * 0x3000), nullptr) == AllocationRegistry::Removal::removed);
+            }
+        });
+    for (uintptr_t i = 0; i < 200000; ++i) {
+        const uintptr_t a = region + (i * 7919 % 4096) * 0x1000 + (i % 0x1000);
+        const auto r = reg.find(at(a));
+        REQUIRE(r.has_value());
+        REQUIRE(r->base == at(a & ~uintptr_t{0xfff}));
+    }
+    stop = true;
+    for (auto &th : churn)
+        th.join();
+    CHECK(reg.live_count() == 4096);
 }

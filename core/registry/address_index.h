@@ -1,0 +1,198 @@
+// Which allocation contains an address, in a constant number of steps whatever the number of
+// live allocations: a page map keyed by the address at a coarse granularity (a granule), as
+// mimalloc's segment map and a CPU's page tables are. Two things are kept per granule:
+//  * a bucket: the allocations whose base lies in the granule, sorted by base. Allocations
+//    smaller than a granule share one; a lookup is a binary search over at most
+//    granule / smallest-allocation entries (256 for 256-byte blocks in 64 KiB granules).
+//  * covers: the base of the allocation that reaches into the granule from below. An
+//    allocation spanning many granules would need one entry per granule, so, like huge pages,
+//    it names itself once per whole 16 MiB block (256 granules) or 4 GiB block (a leaf) it
+//    covers, and per granule only at its ragged ends: at most about 1 000 stores for any size
+//    (a 1 GiB allocation writes 64 + the granules of its first and last partial blocks).
+// A lookup reads the bucket of its granule, then the three covers of its address.
+//
+// The index itself holds no lock. A bucket belongs to the registry shard that owns its granule
+// (the registry shards by granule) and is read and written only under that shard's lock.
+// Covers are atomic words anyone may write: a cover is a hint, naming a base that the reader
+// checks against the bucket of that base under its shard's lock (a stale cover names a freed
+// or smaller allocation and is rejected). No cover is ever needed for correctness except the
+// last one written for a block, and that is the one of the live allocation covering it, if
+// any: two live allocations never contain the same address.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <type_traits>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace tidal {
+
+template <typename T> class AddressIndex {
+public:
+    // 64 KiB: a bucket of 256-byte blocks holds at most 256 bases (8 probes), a pooled 1 MiB
+    // block revived writes 15 covers, and 4 KiB blocks (16 to a bucket) spread over shards by
+    // granule as well as by base. Reasoned, not yet compared with other sizes by measurement.
+    static constexpr unsigned kGranuleBits = 16;
+    static constexpr unsigned kMidBits = 8;                        // granules per cover-1 block: 256
+    static constexpr unsigned kLeafBits = 16;                      // granules per leaf: 65 536
+    static constexpr unsigned kAddressBits = 48;                   // user space of x86-64 and AArch64
+    static constexpr uintptr_t kLimit = uintptr_t{1} << kAddressBits; // addresses at or above: not indexed
+    static constexpr uintptr_t kGranule = uintptr_t{1} << kGranuleBits;
+
+    struct Member {
+        uintptr_t base;
+        T *item;
+    };
+    using Bucket = std::vector<Member>; // sorted by base
+
+    AddressIndex()
+        : top_(static_cast<Top *>(std::calloc(kTopEntries, sizeof(Top)))) // zero pages until touched
+    {
+        if (!top_)
+            throw std::bad_alloc();
+    }
+    AddressIndex(const AddressIndex &) = delete;
+    AddressIndex &operator=(const AddressIndex &) = delete;
+    ~AddressIndex()
+    {
+        for (size_t i = 0; i < kTopEntries; ++i)
+            if (Leaf *l = top_[i].leaf) {
+                for (Granule &g : l->granules)
+                    delete g.bucket;
+                std::free(l);
+            }
+        std::free(top_);
+    }
+
+    static uintptr_t granule_of(uintptr_t a) noexcept { return a >> kGranuleBits; }
+    // Whether [base, base + size) lies in more than one granule (then it needs covers).
+    static bool spans(uintptr_t base, size_t size) noexcept
+    {
+        return size > 1 && granule_of(base) != granule_of(base + size - 1);
+    }
+    static bool indexable(uintptr_t base, size_t size) noexcept { return base < kLimit && size <= kLimit - base; }
+
+    // The bucket of the granule holding `a`, created on demand (under the owning shard's lock).
+    Bucket &bucket(uintptr_t a)
+    {
+        Granule &g = make_leaf(a)->granules[granule_of(a) & kLeafMask];
+        if (!g.bucket)
+            g.bucket = new Bucket;
+        return *g.bucket;
+    }
+    // The bucket of the granule holding `a`, or nullptr (under the owning shard's lock).
+    Bucket *find_bucket(uintptr_t a) const noexcept
+    {
+        const Leaf *l = leaf(a);
+        return l ? l->granules[granule_of(a) & kLeafMask].bucket : nullptr;
+    }
+
+    // The bases that may contain `a` from an earlier granule: granule, 16 MiB block, 4 GiB block.
+    std::array<uintptr_t, 3> covers(uintptr_t a) const noexcept
+    {
+        std::array<uintptr_t, 3> c{};
+        c[2] = load(top_[a >> kLeafShift].cover);
+        if (const Leaf *l = leaf(a)) {
+            c[0] = load(l->granules[granule_of(a) & kLeafMask].cover);
+            c[1] = load(l->mids[(granule_of(a) & kLeafMask) >> kMidBits]);
+        }
+        return c;
+    }
+
+    // Names `base` in every block whose start lies in (base, base + size). Needs indexable().
+    void cover(uintptr_t base, size_t size)
+    {
+        for_covers(base, size, true, [base](uintptr_t &c) { std::atomic_ref(c).store(base, std::memory_order_relaxed); });
+    }
+    // Forgets `base` where it is still the name (a node going away).
+    void uncover(uintptr_t base, size_t size)
+    {
+        for_covers(base, size, false, [base](uintptr_t &c) {
+            uintptr_t expected = base;
+            std::atomic_ref(c).compare_exchange_strong(expected, 0, std::memory_order_relaxed);
+        });
+    }
+
+private:
+    static constexpr unsigned kLeafShift = kGranuleBits + kLeafBits;
+    static constexpr size_t kTopEntries = size_t{1} << (kAddressBits - kLeafShift);
+    static constexpr uintptr_t kLeafMask = (uintptr_t{1} << kLeafBits) - 1;
+    static constexpr uintptr_t kMidMask = (uintptr_t{1} << kMidBits) - 1;
+
+    // Plain words reached through std::atomic_ref where shards meet (covers, leaf pointers), so
+    // that calloc's zero pages are valid objects: a 1 MiB leaf costs memory only where touched.
+    struct Granule {
+        Bucket *bucket; // owned; guarded by the lock of the shard owning the granule
+        uintptr_t cover;
+    };
+    struct Leaf {
+        std::array<uintptr_t, size_t{1} << (kLeafBits - kMidBits)> mids;
+        std::array<Granule, size_t{1} << kLeafBits> granules;
+    };
+    struct Top {
+        Leaf *leaf;
+        uintptr_t cover;
+    };
+    static_assert(std::is_trivial_v<Leaf> && std::is_trivial_v<Top>);
+
+    // Relaxed is enough for covers: a reader checks what one names under that shard's lock.
+    static uintptr_t load(const uintptr_t &c) noexcept
+    {
+        return std::atomic_ref(const_cast<uintptr_t &>(c)).load(std::memory_order_relaxed);
+    }
+    Leaf *leaf(uintptr_t a) const noexcept
+    {
+        return std::atomic_ref(top_[a >> kLeafShift].leaf).load(std::memory_order_acquire);
+    }
+    Leaf *make_leaf(uintptr_t a)
+    {
+        std::atomic_ref slot(top_[a >> kLeafShift].leaf);
+        Leaf *l = slot.load(std::memory_order_acquire);
+        if (l)
+            return l;
+        auto *fresh = static_cast<Leaf *>(std::calloc(1, sizeof(Leaf))); // 1 MiB of address space, zero pages
+        if (!fresh)
+            throw std::bad_alloc();
+        if (slot.compare_exchange_strong(l, fresh, std::memory_order_acq_rel))
+            return fresh;
+        std::free(fresh); // another shard made it first
+        return l;
+    }
+
+    // Granules g with their start in (base, base + size): whole leaves at the top, whole
+    // 256-granule blocks in their leaf, the rest one by one.
+    template <typename F> void for_covers(uintptr_t base, size_t size, bool create, F &&f)
+    {
+        constexpr uintptr_t leaf_span = kLeafMask + 1, mid_span = kMidMask + 1;
+        uintptr_t g = granule_of(base) + 1;
+        const uintptr_t end = granule_of(base + size - 1) + 1;
+        while (g < end) {
+            if ((g & kLeafMask) == 0 && end - g >= leaf_span) {
+                f(top_[g >> kLeafBits].cover);
+                g += leaf_span;
+                continue;
+            }
+            Leaf *l = create ? make_leaf(g << kGranuleBits) : leaf(g << kGranuleBits);
+            if (!l) { // nothing was written under a missing leaf: skip to the next one
+                g = (g | kLeafMask) + 1;
+                continue;
+            }
+            if ((g & kMidMask) == 0 && end - g >= mid_span) {
+                f(l->mids[(g & kLeafMask) >> kMidBits]);
+                g += mid_span;
+            } else {
+                f(l->granules[g & kLeafMask].cover);
+                ++g;
+            }
+        }
+    }
+
+    Top *top_;
+};
+
+} // namespace tidal

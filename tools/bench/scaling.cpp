@@ -1,0 +1,297 @@
+// scaling: what tidal's per-call costs do as the program grows. With N live 4 KiB pooled
+// device allocations kept, one row per N: an alloc+free pair, tidal_pointer_query of an
+// interior pointer of a random live allocation, tidal_copy of 64 bytes between interior
+// ranges of two random live allocations, tidal_copy_batch of N such items (per item), and
+// tidal's host memory per live allocation, measured: the process's resident set before and
+// after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
+// simulated device is host memory that nothing touches). A second table: tidal_declare of N
+// single-allocation managed ranges in one call (per range). Wall clock, median of --reps runs;
+// the query also in the thread's CPU time (a loaded machine's wall clock counts waits for a core).
+//
+// --threads R: at the largest N, R threads doing interior queries and copies while --churn C
+// other threads allocate and free, against one such thread (with the same C churning): the
+// readers' total throughput and its speed-up.
+//
+//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C]
+// --quick: N = 10^3 and 10^4 only, fewer calls (the bench-smoke test); --max N: sizes up to N.
+// Public API only.
+#include <tidal/tidal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "bench_support.h"
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr const char *kProgram = "scaling";
+constexpr size_t kBlock = 4096, kCopy = 64;
+
+void check(tidal_status s, const char *what)
+{
+    if (s != TIDAL_OK)
+        tidal_bench::die(kProgram, s, what);
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+size_t resident_bytes()
+{
+    FILE *f = std::fopen("/proc/self/statm", "r");
+    unsigned long pages = 0, resident = 0;
+    if (f) {
+        if (std::fscanf(f, "%lu %lu", &pages, &resident) != 2)
+            resident = 0;
+        std::fclose(f);
+    }
+    return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+tidal_context *open(const std::string &runtime)
+{
+    const std::string toml = "runtime = \"" + runtime + "\"\nlog_level = \"error\"\n";
+    tidal_context *ctx = nullptr;
+    check(tidal_context_create_from_string(toml.c_str(), &ctx), "tidal_context_create");
+    return ctx;
+}
+
+std::vector<char *> allocate(tidal_context *ctx, size_t n, tidal_kind kind)
+{
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = kind;
+    std::vector<char *> live(n);
+    for (auto &p : live)
+        check(tidal_alloc(ctx, kBlock, &d, reinterpret_cast<void **>(&p)), "tidal_alloc");
+    return live;
+}
+
+void release(tidal_context *ctx, const std::vector<char *> &live)
+{
+    for (char *p : live)
+        check(tidal_free(ctx, p), "tidal_free");
+}
+
+// Median over `reps` runs of the ns per call of `run(calls)`.
+template <typename F> double per_call_ns(int reps, size_t calls, F &&run)
+{
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = Clock::now();
+        run(calls);
+        v.push_back(seconds_since(t0) * 1e9 / static_cast<double>(calls));
+    }
+    return tidal_bench::median(v);
+}
+
+// The calling thread's CPU time: on a loaded machine, the wall clock also counts the time the
+// thread waited for a core.
+double thread_cpu_seconds()
+{
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+struct Row {
+    size_t live;
+    double pair_ns, query_ns, query_cpu_ns, copy_ns, batch_ns, bytes_per_live;
+};
+
+Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
+{
+    tidal_context *ctx = open(runtime);
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_DEVICE;
+    { // warm the pool's first slab and the context's lazy parts outside the memory figure
+        void *p = nullptr;
+        check(tidal_alloc(ctx, kBlock, &d, &p), "tidal_alloc");
+        check(tidal_free(ctx, p), "tidal_free");
+    }
+    const size_t rss0 = resident_bytes();
+    const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
+    const size_t rss1 = resident_bytes();
+    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0};
+
+    std::mt19937_64 rng(n);
+    std::vector<uint32_t> order(calls);
+    for (auto &i : order)
+        i = static_cast<uint32_t>(rng() % n);
+
+    row.pair_ns = per_call_ns(reps, calls, [&](size_t k) {
+        for (size_t i = 0; i < k; ++i) {
+            void *p = nullptr;
+            check(tidal_alloc(ctx, kBlock, &d, &p), "tidal_alloc");
+            check(tidal_free(ctx, p), "tidal_free");
+        }
+    });
+    std::vector<double> cpu;
+    row.query_ns = per_call_ns(reps, calls, [&](size_t k) {
+        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+        const double c0 = thread_cpu_seconds();
+        for (size_t i = 0; i < k; ++i)
+            check(tidal_pointer_query(ctx, live[order[i]] + 1 + i % (kBlock - 1), &info), "tidal_pointer_query");
+        cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
+    });
+    row.query_cpu_ns = tidal_bench::median(cpu);
+    row.copy_ns = per_call_ns(reps, calls, [&](size_t k) {
+        for (size_t i = 0; i < k; ++i)
+            check(tidal_copy(ctx, live[order[i]] + 0x100, live[order[(i + 1) % k]] + 0x800, kCopy), "tidal_copy");
+    });
+    std::vector<tidal_copy_item> items(n);
+    for (size_t i = 0; i < n; ++i) { // destinations and sources at different offsets: no overlaps
+        items[i] = TIDAL_COPY_ITEM_INIT;
+        items[i].dst = live[i] + 0x100;
+        items[i].src = live[(i + 1) % n] + 0x800;
+        items[i].size = kCopy;
+    }
+    row.batch_ns = per_call_ns(reps, n, [&](size_t k) { check(tidal_copy_batch(ctx, items.data(), k, nullptr), "tidal_copy_batch"); });
+    release(ctx, live);
+    tidal_context_destroy(ctx);
+    return row;
+}
+
+// ns per range of one tidal_declare naming n managed allocations (after one that moved them).
+double declare_ns(const std::string &runtime, size_t n, int reps)
+{
+    tidal_context *ctx = open(runtime);
+    const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_MANAGED);
+    std::vector<tidal_access> acc(n);
+    for (size_t i = 0; i < n; ++i) {
+        acc[i] = TIDAL_ACCESS_INIT;
+        acc[i].ptr = live[i];
+        acc[i].size = kBlock;
+        acc[i].mode = TIDAL_ACCESS_READ_WRITE;
+    }
+    check(tidal_declare(ctx, nullptr, acc.data(), n, 0), "tidal_declare");
+    const double ns = per_call_ns(reps, n, [&](size_t k) { check(tidal_declare(ctx, nullptr, acc.data(), k, 0), "tidal_declare"); });
+    check(tidal_declare(ctx, nullptr, nullptr, 0, 0), "tidal_declare"); // end the phase
+    release(ctx, live);
+    tidal_context_destroy(ctx);
+    return ns;
+}
+
+// Calls per second of `readers` threads doing interior queries and copies on n live
+// allocations while `churn` threads allocate and free.
+double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsigned churn, double secs, double *churn_rate)
+{
+    tidal_context *ctx = open(runtime);
+    const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
+    std::atomic<bool> go{false}, stop{false};
+    std::atomic<uint64_t> reads{0}, pairs{0};
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < churn; ++t)
+        threads.emplace_back([&] {
+            tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+            d.kind = TIDAL_KIND_DEVICE;
+            uint64_t k = 0;
+            while (!go.load())
+                std::this_thread::yield();
+            for (; !stop.load(std::memory_order_relaxed); ++k) {
+                void *p = nullptr;
+                check(tidal_alloc(ctx, kBlock, &d, &p), "tidal_alloc");
+                check(tidal_free(ctx, p), "tidal_free");
+            }
+            pairs += k;
+        });
+    for (unsigned t = 0; t < readers; ++t)
+        threads.emplace_back([&, t] {
+            std::mt19937_64 rng(t + 1);
+            tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+            uint64_t k = 0;
+            while (!go.load())
+                std::this_thread::yield();
+            for (; !stop.load(std::memory_order_relaxed); k += 2) {
+                const size_t i = rng() % n, j = rng() % n;
+                check(tidal_pointer_query(ctx, live[i] + 1 + k % (kBlock - 1), &info), "tidal_pointer_query");
+                // Each reader writes only the allocations i with i % readers == t: no two write one range.
+                const size_t w = i - i % readers + t < n ? i - i % readers + t : t;
+                check(tidal_copy(ctx, live[w] + 0x100, live[j] + 0x800, kCopy), "tidal_copy");
+            }
+            reads += k;
+        });
+    const auto t0 = Clock::now();
+    go = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+    stop = true;
+    for (auto &t : threads)
+        t.join();
+    const double elapsed = seconds_since(t0);
+    *churn_rate = static_cast<double>(pairs.load()) / elapsed;
+    release(ctx, live);
+    tidal_context_destroy(ctx);
+    return static_cast<double>(reads.load()) / elapsed;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::string runtime = "sim";
+    size_t max = 1000000;
+    int reps = 5;
+    unsigned readers = 0, churn = 2;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--runtime" && i + 1 < argc)
+            runtime = argv[++i];
+        else if (a == "--max" && i + 1 < argc)
+            max = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--reps" && i + 1 < argc)
+            reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--threads" && i + 1 < argc)
+            readers = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
+        else if (a == "--churn" && i + 1 < argc)
+            churn = static_cast<unsigned>(std::max(0, std::atoi(argv[++i])));
+        else if (a == "--quick")
+            quick = true;
+        else {
+            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C]\n");
+            return 2;
+        }
+    }
+    if (quick) {
+        max = std::min<size_t>(max, 10000);
+        reps = std::min(reps, 3);
+    }
+    const size_t calls = quick ? 20000 : 200000;
+
+    std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
+    std::printf("%10s %12s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
+                "bytes/live");
+    size_t largest = 0;
+    for (size_t n = 1000; n <= max; n *= 10) {
+        const Row r = measure(runtime, n, calls, reps);
+        std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
+                    r.copy_ns, r.batch_ns, r.bytes_per_live);
+        std::fflush(stdout);
+        largest = n;
+    }
+    std::printf("\n# tidal_declare of N single-allocation managed ranges in one call: ns per range, median of %d\n", reps);
+    std::printf("%10s %12s\n", "ranges", "declare");
+    for (size_t n = 10; n <= std::min<size_t>(max, 100000); n *= 10) {
+        std::printf("%10zu %12.1f\n", n, declare_ns(runtime, n, reps));
+        std::fflush(stdout);
+    }
+    if (readers) {
+        const size_t n = largest ? largest : 1000;
+        const double secs = quick ? 0.3 : 2.0;
+        double churn1 = 0, churn_n = 0;
+        const double one = reader_rate(runtime, n, 1, churn, secs, &churn1);
+        const double many = reader_rate(runtime, n, readers, churn, secs, &churn_n);
+        std::printf("\n# %zu live; interior query + copy calls/s while %u threads allocate and free\n", n, churn);
+        std::printf("1 thread: %.3g calls/s (churn %.3g pairs/s); %u threads: %.3g calls/s (churn %.3g pairs/s); speed-up %.1fx "
+                    "(%u hardware threads)\n",
+                    one, churn1, readers, many, churn_n, many / one, std::thread::hardware_concurrency());
+    }
+    return 0;
+}
