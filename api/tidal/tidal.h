@@ -231,7 +231,9 @@ typedef struct tidal_pool_stats {
 TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device,
                                             tidal_pool_stats *stats);
 /*! tidal_pool_trim() : gives every pool's free memory back to the runtime, keeping at most
- *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes. */
+ *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes.
+ *  @return the runtime's error when it refused memory back, after trimming all else (*released
+ *  is then what did go back): that memory stays reserved and the next trim tries again. */
 TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
 
 /* =====================================================================================

@@ -277,7 +277,7 @@ void DevicePool::free_everything_spare() noexcept
     small_.trim(UINT64_MAX);
 }
 
-uint64_t DevicePool::trim()
+uint64_t DevicePool::trim(std::exception_ptr *failure)
 {
     if (!settings_.enabled)
         return 0;
@@ -292,9 +292,9 @@ uint64_t DevicePool::trim()
     if (spare <= settings_.release_threshold)
         return 0;
     const uint64_t target = spare - settings_.release_threshold;
-    uint64_t released = large_.trim(target);
+    uint64_t released = large_.trim(target, failure);
     if (released < target)
-        released += small_.trim(target - released);
+        released += small_.trim(target - released, failure);
     return released;
 }
 
