@@ -14,8 +14,10 @@
 #include "config/config_loader.h"
 #include "config/fault_operations.h"
 #include "pattern.h"
+#include "runtime/runtime.h"
 #include "runtime/sim/sim_ops.h"
 #include "runtime/sim/sim_runtime.h"
+#include "status/error.h"
 
 using tidal::SimSettings;
 using tidal::sim::FaultRecord;
@@ -700,6 +702,34 @@ TEST_CASE("every fault operation parses and fails its entry point")
         CHECK(s.sim().calls(*op) == 2);
         if (name == "alloc")
             CHECK(o.free(rt, TIDAL_KIND_DEVICE, 0, made, kPage) == 0);
+    }
+}
+
+namespace {
+int destroyed_instances = 0;
+void counting_destroy(void *rt)
+{
+    ++destroyed_instances;
+    sim_ops()->destroy(rt);
+}
+} // namespace
+
+// Runtime takes the instance when constructed; when reading the devices fails there, it must
+// still destroy it (a throwing constructor runs no destructor).
+TEST_CASE("a runtime whose devices cannot be read destroys its instance")
+{
+    tidal_rt_ops ops = *sim_ops();
+    ops.destroy = counting_destroy;
+    for (const char *op : {"device_count", "device_props"}) {
+        CAPTURE(op);
+        SimSettings settings = make_settings();
+        settings.faults = {{op, 1, 1, 2}};
+        void *rt = nullptr;
+        char detail[160] = {};
+        REQUIRE(sim_create(settings, &rt, detail, sizeof detail) == 0);
+        destroyed_instances = 0;
+        CHECK_THROWS_AS(tidal::Runtime(&ops, rt, detail), tidal::Error);
+        CHECK(destroyed_instances == 1);
     }
 }
 
