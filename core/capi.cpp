@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -490,9 +491,12 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
     if (!ctx)
         return null_argument("tidal_pool_trim", "ctx");
     return guarded("tidal_pool_trim", [&] {
-        const uint64_t bytes = ctx->impl.pools().trim();
+        std::exception_ptr failure;
+        const uint64_t bytes = ctx->impl.pools().trim(&failure);
         if (released)
             *released = bytes;
+        if (failure)
+            std::rethrow_exception(failure);
     });
 }
 

@@ -245,7 +245,9 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
  *  [pool] release_threshold spare bytes per pool; *released (may be NULL) gets the bytes.
  *  Free memory includes what the calling thread and threads that have ended kept in their
  *  caches, and every thread's large blocks; the small blocks another running thread keeps
- *  come back at its next call into the pool or its own tidal_pool_trim. */
+ *  come back at its next call into the pool or its own tidal_pool_trim.
+ *  @return the runtime's error when it refused memory back, after trimming all else (*released
+ *  is then what did go back): that memory stays reserved and the next trim tries again. */
 TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released);
 
 /* =====================================================================================

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <unordered_set>
 
+#include "config/fault_operations.h"
 #include "config/hip_error_names.h"
 #include "config/key_suggester.h"
 #include "config/profile_loader.h"
@@ -38,8 +39,6 @@ constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info",
 constexpr std::array<std::string_view, 6> kSimKeys = {"devices", "capacity", "page_size",
                                                       "xnack",   "profile",  "fault"};
 constexpr std::array<std::string_view, 4> kFaultKeys = {"operation", "nth", "count", "error"};
-constexpr std::array<std::string_view, 9> kFaultOperations = {
-    "alloc", "free", "prefetch", "advise", "memcpy", "memset", "register", "create", "kernel"};
 constexpr int64_t kMaxSimDevices = 64;
 constexpr const char *kDefaultProfile = "h200";
 constexpr uint64_t kMinPageSize = 4096;

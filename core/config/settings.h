@@ -22,7 +22,7 @@ enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 // One injected fault: the Nth call (1-based) of `operation` on the simulated device fails with
 // `native_error` (HIP numbering); `count` consecutive calls fail from there (0 = all after).
 struct FaultSpec {
-    std::string operation; // alloc, free, prefetch, advise, memcpy, memset, register, create, kernel
+    std::string operation; // one of kFaultOperations (config/fault_operations.h)
     uint64_t nth = 1;
     uint64_t count = 1;
     int native_error = 2; // hipErrorOutOfMemory

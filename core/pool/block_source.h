@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 
 namespace tidal::pool {
 
@@ -16,8 +17,10 @@ public:
     // allocated. May be called from several threads at once.
     virtual void *acquire(size_t bytes) = 0;
     // Gives back exactly what one acquire() returned, with the same `bytes`. Never throws:
-    // pools release on teardown paths that must go on.
-    virtual void release(void *p, size_t bytes) noexcept = 0;
+    // pools release on teardown paths that must go on. Returns null, or the upstream's error
+    // (a tidal::Error) when it refused: the memory is then still held, so a trim keeps it
+    // reserved and tries again next time, and teardown, which cannot, only lets it go.
+    virtual std::exception_ptr release(void *p, size_t bytes) noexcept = 0;
     // The alignment every acquire() guarantees (a power of two). Pools pad when it is below
     // the 256 bytes they promise their own callers.
     virtual size_t alignment() const noexcept = 0;

@@ -235,7 +235,7 @@ void CoalescingPool::merge_free(uintptr_t start, size_t bytes)
     insert_free(start, end - start, chunk);
 }
 
-uint64_t CoalescingPool::trim(uint64_t target) noexcept
+uint64_t CoalescingPool::trim(uint64_t target, std::exception_ptr *failure) noexcept
 {
     std::lock_guard lock(mutex_);
     merge_deferred();
@@ -246,8 +246,13 @@ uint64_t CoalescingPool::trim(uint64_t target) noexcept
             ++it;
             continue;
         }
+        if (std::exception_ptr refused = source_.release(it->second.raw, it->second.raw_bytes)) {
+            if (failure != nullptr && !*failure)
+                *failure = refused;
+            ++it;
+            continue;
+        }
         erase_free(range);
-        source_.release(it->second.raw, it->second.raw_bytes);
         gauges_.sub_reserved(it->second.raw_bytes);
         released += it->second.raw_bytes;
         it = chunks_.erase(it);

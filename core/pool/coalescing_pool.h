@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
@@ -53,8 +54,9 @@ public:
     // whose event has completed).
     void take_back(void *p, size_t bytes);
     // Gives wholly free chunks back upstream until at least `target` bytes went back or none
-    // is left. Returns the bytes released.
-    uint64_t trim(uint64_t target) noexcept;
+    // is left. Returns the bytes released. A chunk the upstream refuses stays, free and
+    // reserved, for the next trim; `failure` (may be null) gets the first refusal.
+    uint64_t trim(uint64_t target, std::exception_ptr *failure = nullptr) noexcept;
 
     // Merges the deferred frees first, so the figures describe what a request could get.
     Usage usage();

@@ -278,7 +278,7 @@ void DevicePool::free_everything_spare() noexcept
     small_.trim(UINT64_MAX);
 }
 
-uint64_t DevicePool::trim()
+uint64_t DevicePool::trim(std::exception_ptr *failure)
 {
     if (!settings_.enabled)
         return 0;
@@ -293,9 +293,9 @@ uint64_t DevicePool::trim()
     uint64_t released = 0;
     if (spare > settings_.release_threshold) {
         const uint64_t target = spare - settings_.release_threshold;
-        released = large_.trim(target);
+        released = large_.trim(target, failure);
         if (released < target)
-            released += small_.trim(target - released);
+            released += small_.trim(target - released, failure);
     }
     // Exited threads gave their caches back as they ended; a live thread's size classes can
     // only be emptied by that thread (taking them here would cost every allocation a lock).

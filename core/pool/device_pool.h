@@ -76,7 +76,9 @@ public:
     // Returns completed stream frees to the pool, asks every thread to flush its cache at its
     // next call (the calling thread's is flushed now) and gives wholly free chunks and slabs
     // upstream until reserved - outstanding <= release_threshold. Returns the bytes released.
-    uint64_t trim();
+    // What the upstream refuses stays reserved for the next trim; `failure` (may be null: the
+    // source logs it) gets the first refusal.
+    uint64_t trim(std::exception_ptr *failure = nullptr);
 
     // `stream` is about to be destroyed. Blocks freed on it return to the pool once the work
     // queued on it so far has finished (an event recorded now says when); one-stream mode on

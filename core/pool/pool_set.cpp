@@ -69,14 +69,28 @@ void PoolSet::end_stream(void *stream)
         std::rethrow_exception(first);
 }
 
-uint64_t PoolSet::trim()
+uint64_t PoolSet::trim(std::exception_ptr *failure)
 {
     std::lock_guard lock(mutex_);
     uint64_t released = 0;
-    for (Entry &e : entries_)
-        released += e.pool->trim();
-    for (auto &v : vendor_)
-        released += v->trim(settings_.release_threshold);
+    const auto first = [&](std::exception_ptr e) {
+        if (!*failure)
+            *failure = std::move(e);
+    };
+    for (Entry &e : entries_) {
+        try {
+            released += e.pool->trim(failure);
+        } catch (...) {
+            first(std::current_exception()); // completed stream frees could not be taken back
+        }
+    }
+    for (auto &v : vendor_) {
+        try {
+            released += v->trim(settings_.release_threshold);
+        } catch (...) {
+            first(std::current_exception());
+        }
+    }
     return released;
 }
 

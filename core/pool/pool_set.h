@@ -51,8 +51,10 @@ public:
     // `stream` is about to be destroyed: every pool settles what it holds for it (see
     // DevicePool::end_stream). Throws the first pool's error, after asking every pool.
     void end_stream(void *stream);
-    // Gives free memory of every pool back to the runtime; returns the bytes released.
-    uint64_t trim();
+    // Gives free memory of every pool back to the runtime; returns the bytes released. Every
+    // pool is trimmed whatever another one met; `failure` gets the first error (memory the
+    // runtime refused stays reserved, for the next trim).
+    uint64_t trim(std::exception_ptr *failure);
 
 private:
     struct Entry {

@@ -15,11 +15,19 @@ RuntimeBlockSource::RuntimeBlockSource(Runtime &runtime, tidal_kind kind, int32_
 // out-of-memory codes), which is exactly what BlockSource promises.
 void *RuntimeBlockSource::acquire(size_t bytes) { return runtime_.alloc(kind_, device_, bytes); }
 
-void RuntimeBlockSource::release(void *p, size_t bytes) noexcept
+std::exception_ptr RuntimeBlockSource::release(void *p, size_t bytes) noexcept
 {
-    if (int rc = runtime_.free(kind_, device_, p, bytes); rc != 0)
+    const int rc = runtime_.free(kind_, device_, p, bytes);
+    if (rc == 0)
+        return nullptr;
+    try {
         log_error(fmt::format("pool: returning {} bytes of {} memory at {} to the {} runtime failed: {} ({})", bytes,
                               tidal_kind_name(kind_), p, runtime_.name(), runtime_.native_name(rc), rc));
+        runtime_.fail(rc, fmt::format("returning {} bytes of {} memory at {} from the pool (they stay reserved)",
+                                      bytes, tidal_kind_name(kind_), p));
+    } catch (...) {
+        return std::current_exception();
+    }
 }
 
 // What runtime_contract.h promises: 256 bytes for device kinds, 64 for host kinds.

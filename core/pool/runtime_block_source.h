@@ -16,7 +16,8 @@ public:
     RuntimeBlockSource(Runtime &runtime, tidal_kind kind, int32_t device) noexcept;
 
     void *acquire(size_t bytes) override;
-    void release(void *p, size_t bytes) noexcept override;
+    // Logs a failure too: teardown has no caller to tell.
+    std::exception_ptr release(void *p, size_t bytes) noexcept override;
     size_t alignment() const noexcept override;
 
     tidal_kind kind() const noexcept { return kind_; }

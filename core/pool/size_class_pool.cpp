@@ -85,17 +85,17 @@ void SizeClassPool::give(unsigned cls, void *const *blocks, size_t n) noexcept
     gauges_.sub_outstanding(n * SizeClasses::size_of(cls));
 }
 
-uint64_t SizeClassPool::trim(uint64_t target) noexcept
+uint64_t SizeClassPool::trim(uint64_t target, std::exception_ptr *failure) noexcept
 {
     uint64_t released = 0;
     for (unsigned cls = SizeClasses::kCount; cls-- > 0 && released < target;)
-        released += trim_class(classes_[cls], cls, target - released);
+        released += trim_class(classes_[cls], cls, target - released, failure);
     return released;
 }
 
 // Rare (trim and out-of-memory recovery), so it sorts the free list instead of keeping a
 // per-slab count on every give(): the hot paths stay a push and a pop. Allocates nothing.
-uint64_t SizeClassPool::trim_class(SizeClass &c, unsigned cls, uint64_t target) noexcept
+uint64_t SizeClassPool::trim_class(SizeClass &c, unsigned cls, uint64_t target, std::exception_ptr *failure) noexcept
 {
     std::lock_guard lock(c.mutex);
     const size_t size = SizeClasses::size_of(cls);
@@ -111,8 +111,12 @@ uint64_t SizeClassPool::trim_class(SizeClass &c, unsigned cls, uint64_t target) 
         auto last = std::lower_bound(first, c.free.end(), hi, before);
         if (static_cast<size_t>(last - first) != s.carved)
             continue; // some block of this slab is still out
+        if (std::exception_ptr refused = source_.release(s.raw, s.raw_bytes)) {
+            if (failure != nullptr && !*failure)
+                *failure = refused;
+            continue;
+        }
         c.free.erase(first, last);
-        source_.release(s.raw, s.raw_bytes);
         gauges_.sub_reserved(s.raw_bytes);
         released += s.raw_bytes;
         c.blocks -= s.capacity;

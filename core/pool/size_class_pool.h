@@ -36,8 +36,10 @@ public:
     // room for every block its slabs hold.
     void give(unsigned cls, void *const *blocks, size_t n) noexcept;
     // Gives wholly free slabs back upstream, largest classes first, until at least `target`
-    // bytes went back or no wholly free slab is left. Returns the bytes released.
-    uint64_t trim(uint64_t target) noexcept;
+    // bytes went back or no wholly free slab is left. Returns the bytes released. A slab the
+    // upstream refuses stays, its blocks free, for the next trim; `failure` (may be null) gets
+    // the first refusal.
+    uint64_t trim(uint64_t target, std::exception_ptr *failure = nullptr) noexcept;
 
     static size_t slab_blocks(unsigned cls) noexcept;
 
@@ -58,7 +60,7 @@ private:
     };
 
     void add_slab(SizeClass &c, unsigned cls);
-    uint64_t trim_class(SizeClass &c, unsigned cls, uint64_t target) noexcept;
+    uint64_t trim_class(SizeClass &c, unsigned cls, uint64_t target, std::exception_ptr *failure) noexcept;
 
     BlockSource &source_;
     PoolGauges &gauges_;

@@ -66,6 +66,41 @@ static void test_device_memory_returns_to_the_runtime_on_trim(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* A runtime free that fails during trim is the runtime's status, not a silent loss: the chunk
+ * stays reserved (device memory stays used), *released counts only what went back, and the
+ * next trim gives it back. */
+static void test_trim_reports_a_refused_free(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[sim]\ncapacity = \"256MiB\"\n"
+                                         "[[sim.fault]]\noperation = \"free\"\nnth = 1\n"
+                                         "error = \"hipErrorIllegalAddress\"\n");
+    void *p = harness_alloc(ctx, TIDAL_KIND_DEVICE, 100u << 20, 0);
+    void *q = harness_alloc(ctx, TIDAL_KIND_DEVICE, 100u << 20, 0);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_free(ctx, q));
+    const uint64_t reserved = stats_of(ctx, TIDAL_KIND_DEVICE, 0).reserved_bytes;
+    assert_true(reserved >= 200u << 20);
+    uint64_t released = 0;
+    assert_status(tidal_pool_trim(ctx, &released), TIDAL_ERROR_ILLEGAL_ACCESS);
+    assert_last_error_contains("tidal_pool_trim");
+    assert_last_error_contains("hipErrorIllegalAddress");
+    assert_last_error_contains("stay reserved");
+    tidal_pool_stats s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
+    assert_true(released > 0); /* the other chunk went */
+    assert_true(released < reserved);
+    assert_int_equal(s.reserved_bytes, reserved - released);
+    tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+    assert_ok(tidal_device_info_get(ctx, 0, &info));
+    assert_int_equal(info.total_memory - info.free_memory, s.reserved_bytes);
+    assert_ok(tidal_pool_trim(ctx, &released));
+    assert_int_equal(released, s.reserved_bytes);
+    assert_int_equal(stats_of(ctx, TIDAL_KIND_DEVICE, 0).reserved_bytes, 0);
+    assert_ok(tidal_device_info_get(ctx, 0, &info));
+    assert_int_equal(info.free_memory, info.total_memory);
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 static void test_pool_switched_off(void **state)
 {
     (void)state;
@@ -370,6 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         HARNESS_SIM_TEST(test_reuse_without_runtime_calls),
         cmocka_unit_test(test_device_memory_returns_to_the_runtime_on_trim),
+        cmocka_unit_test(test_trim_reports_a_refused_free),
         cmocka_unit_test(test_pool_switched_off),
         HARNESS_SIM_TEST(test_pooled_managed_advice_does_not_leak_to_the_next_owner),
         HARNESS_SIM_TEST(test_pool_errors),

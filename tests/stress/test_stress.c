@@ -1,6 +1,6 @@
 /* The stress test (suite `stress`): 16 threads on one context, each mixing every entry point
  * at random — alloc/free of every kind, copies both ways, copy_batch, declarations under a
- * budget, prefetch, advice, queries, stream create/destroy, async alloc/free, pool trim,
+ * budget, prefetch, advice, queries, stream create/destroy/forget, async alloc/free, pool trim,
  * statistics — then exact totals: every pool counts exactly the allocations and frees the
  * threads made and holds nothing in use; the scheduler has nothing resident or protected,
  * never went over its budget, and counted each refusal.
@@ -199,7 +199,9 @@ static void do_prefetch(struct worker *w)
         ok(w, "advise", tidal_advise(w->ctx, s->ptr, s->size, TIDAL_ADVICE_ACCESSED_BY_DEVICE, 0));
 }
 
-/* Ends the stream's phase and replaces the stream. */
+/* Ends the stream's phase and replaces the stream; every other time, also has tidal forget
+ * the async stream (what precedes destroying a stream with the GPU runtime), with frees
+ * still queued on it, and goes on using it as a new one. */
 static void do_stream(struct worker *w)
 {
     if (w->stream != NULL) {
@@ -209,6 +211,8 @@ static void do_stream(struct worker *w)
         w->stream = NULL;
     }
     ok(w, "stream create", tidal_stream_create(w->ctx, 0, &w->stream));
+    if (next_random(&w->rng) % 2 == 0)
+        ok(w, "stream forget", tidal_stream_forget(w->ctx, w->async_stream));
 }
 
 static void do_stats(struct worker *w)

@@ -59,18 +59,24 @@ public:
         ++acquires_;
         return p;
     }
-    void release(void *p, size_t bytes) noexcept override
+    std::exception_ptr release(void *p, size_t bytes) noexcept override
     {
         std::lock_guard lock(mutex_);
         const auto it = live_.find(p);
         if (it == live_.end() || it->second.bytes != bytes) {
             ++bad_releases_;
-            return;
+            return nullptr;
+        }
+        if (refusals_ > 0) {
+            --refusals_;
+            ++refused_;
+            return std::make_exception_ptr(Error(TIDAL_ERROR_RUNTIME, "fake source refused a release"));
         }
         std::free(it->second.raw);
         outstanding_ -= bytes;
         live_.erase(it);
         ++releases_;
+        return nullptr;
     }
     size_t alignment() const noexcept override { return alignment_; }
 
@@ -80,6 +86,9 @@ public:
     size_t live() const { std::lock_guard lock(mutex_); return live_.size(); }
     size_t bad_releases() const { std::lock_guard lock(mutex_); return bad_releases_; }
     void set_limit(size_t limit) { std::lock_guard lock(mutex_); limit_ = limit; }
+    // The next `n` releases fail, as a runtime's free can; the memory stays live.
+    void refuse_releases(size_t n) { std::lock_guard lock(mutex_); refusals_ = n; }
+    size_t refused() const { std::lock_guard lock(mutex_); return refused_; }
 
 private:
     struct Block {
@@ -90,7 +99,7 @@ private:
     size_t limit_;
     size_t alignment_;
     std::map<void *, Block> live_;
-    size_t outstanding_ = 0, acquires_ = 0, releases_ = 0, bad_releases_ = 0;
+    size_t outstanding_ = 0, acquires_ = 0, releases_ = 0, bad_releases_ = 0, refusals_ = 0, refused_ = 0;
 };
 
 // Addresses only, handed out back to back from an odd start (256 past a 1 GiB boundary): a
@@ -106,7 +115,7 @@ public:
         live_[p] = bytes;
         return reinterpret_cast<void *>(p);
     }
-    void release(void *p, size_t bytes) noexcept override
+    std::exception_ptr release(void *p, size_t bytes) noexcept override
     {
         std::lock_guard lock(mutex_);
         const auto it = live_.find(reinterpret_cast<uintptr_t>(p));
@@ -114,6 +123,7 @@ public:
             ++bad_releases_;
         else
             live_.erase(it);
+        return nullptr;
     }
     size_t alignment() const noexcept override { return 256; }
     size_t live() const { std::lock_guard lock(mutex_); return live_.size(); }
@@ -538,6 +548,70 @@ TEST_CASE("pool: adjacent chunks never merge, and each goes upstream exactly as 
         CHECK(pool.trim() == 16 * MiB);
         CHECK(src.live() == 0);
     }
+    CHECK(src.bad_releases() == 0);
+}
+
+// A release the upstream refuses (a runtime's free failing) is reported, and what it concerned
+// stays reserved and free for the next trim: counted neither as released nor as gone.
+TEST_CASE("pool: trim keeps a chunk or slab the upstream refuses and reports the refusal")
+{
+    MallocSource src;
+    PoolSettings s;
+    s.growth = 16 * MiB;
+    s.release_threshold = 0;
+    s.thread_cache_blocks = 0;
+    s.thread_cache_large_bytes = 0;
+    DevicePool pool(src, s);
+    void *a = pool.allocate(16 * MiB);
+    void *b = pool.allocate(16 * MiB);
+    void *small = pool.allocate(4 * KiB); // a 2 MiB slab
+    pool.deallocate(a, 16 * MiB);
+    pool.deallocate(b, 16 * MiB);
+    pool.deallocate(small, 4 * KiB);
+    CHECK(pool.stats().reserved_bytes == 34 * MiB);
+
+    src.refuse_releases(1); // the first chunk
+    std::exception_ptr failure;
+    CHECK(pool.trim(&failure) == 16 * MiB + 2 * MiB); // the other chunk and the slab went
+    REQUIRE(failure);
+    CHECK_THROWS_AS(std::rethrow_exception(failure), Error);
+    CHECK(src.refused() == 1);
+    CHECK(pool.stats().reserved_bytes == 16 * MiB);
+    CHECK(src.outstanding() == 16 * MiB);
+    CHECK(pool.stats().upstream_releases == 2);
+
+    // Still free and usable: handed out again without going upstream...
+    void *again = pool.allocate(16 * MiB);
+    CHECK(src.acquires() == 3);
+    pool.deallocate(again, 16 * MiB);
+    // ... and given back by the next trim that the upstream lets through.
+    void *s2 = pool.allocate(4 * KiB); // a slab again
+    pool.deallocate(s2, 4 * KiB);
+    src.refuse_releases(1); // the chunk goes first, and is refused again
+    failure = nullptr;
+    CHECK(pool.trim(&failure) == 2 * MiB);
+    CHECK(failure);
+    CHECK(pool.stats().reserved_bytes == 16 * MiB);
+    failure = nullptr;
+    CHECK(pool.trim(&failure) == 16 * MiB);
+    CHECK_FALSE(failure);
+    CHECK(pool.stats().reserved_bytes == 0);
+
+    // A slab refused alike keeps its blocks free.
+    void *s3 = pool.allocate(4 * KiB);
+    pool.deallocate(s3, 4 * KiB);
+    src.refuse_releases(1);
+    failure = nullptr;
+    CHECK(pool.trim(&failure) == 0);
+    CHECK(failure);
+    CHECK(pool.stats().reserved_bytes == 2 * MiB);
+    CHECK(pool.allocate(4 * KiB) == s3); // its blocks are still on the free list
+    pool.deallocate(s3, 4 * KiB);
+    failure = nullptr;
+    CHECK(pool.trim(&failure) == 2 * MiB);
+    CHECK_FALSE(failure);
+    CHECK(pool.stats().reserved_bytes == 0);
+    CHECK(src.outstanding() == 0);
     CHECK(src.bad_releases() == 0);
 }
 

@@ -5,13 +5,19 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "config/config_loader.h"
+#include "config/fault_operations.h"
 #include "pattern.h"
+#include "runtime/runtime.h"
 #include "runtime/sim/sim_ops.h"
 #include "runtime/sim/sim_runtime.h"
+#include "status/error.h"
 
 using tidal::SimSettings;
 using tidal::sim::FaultRecord;
@@ -616,6 +622,136 @@ TEST_CASE("a simulated device names its errors as its profile's vendor does; the
     CHECK(reinterpret_cast<const void *>(nvidia->alloc) == reinterpret_cast<const void *>(amd->alloc));
     CHECK(reinterpret_cast<const void *>(nvidia->kernel_batch_copy) ==
           reinterpret_cast<const void *>(amd->kernel_batch_copy));
+}
+
+// Every name a [[sim.fault]] may give is accepted by the configuration reader and fails the
+// first call of its own entry point, once: the second call, with the same arguments, works,
+// so the failed one changed nothing (a destroy that failed left the handle alive).
+TEST_CASE("every fault operation parses and fails its entry point")
+{
+    for (const std::string_view name : tidal::kFaultOperations) {
+        CAPTURE(name);
+        const tidal::Settings parsed = tidal::ConfigLoader::from_string(
+            "runtime = \"sim\"\n[[sim.fault]]\noperation = \"" + std::string(name) +
+            "\"\nnth = 1\ncount = 1\nerror = \"hipErrorNotReady\"\n");
+        REQUIRE(parsed.sim.faults.size() == 1);
+        CHECK(parsed.sim.faults[0].operation == name);
+        const auto op = tidal::sim::FaultInjector::parse(name);
+        REQUIRE(op.has_value());
+        CHECK(tidal::sim::FaultInjector::name(*op) == name);
+        const int injected = parsed.sim.faults[0].native_error;
+        CHECK(injected == 600);
+
+        SimSettings settings = make_settings();
+        settings.faults = parsed.sim.faults;
+        if (name == "create") {
+            void *rt = nullptr;
+            char detail[160] = {};
+            CHECK(sim_create(settings, &rt, detail, sizeof detail) == injected);
+            CHECK(rt == nullptr);
+            continue;
+        }
+        Sim s(settings);
+        const tidal_rt_ops &o = *s.ops;
+        void *const rt = s.rt;
+        std::vector<unsigned char> host(kPage, 3);
+        // Arguments, made with operations other than the one under test.
+        void *managed = name == "alloc" ? nullptr : s.alloc(TIDAL_KIND_MANAGED, kPage);
+        void *device = name == "alloc" ? nullptr : s.alloc(TIDAL_KIND_DEVICE, kPage);
+        void *stream = nullptr, *event = nullptr, *later = nullptr;
+        if (name != "stream_create")
+            REQUIRE(o.stream_create(rt, 0, &stream) == 0);
+        if (name != "event_create") {
+            REQUIRE(o.event_create(rt, 0, &event) == 0);
+            REQUIRE(o.event_create(rt, 0, &later) == 0);
+            if (name != "event_record") {
+                REQUIRE(o.event_record(rt, event, stream) == 0);
+                REQUIRE(o.event_record(rt, later, stream) == 0);
+            }
+        }
+        if (name == "unregister")
+            REQUIRE(o.host_register(rt, host.data(), host.size()) == 0);
+        void *made = nullptr; // what an alloc or create under test made
+        int32_t i1 = 0, i2 = 0;
+        uint64_t u1 = 0, u2 = 0;
+        float ms = 0;
+        double seconds = 0;
+        tidal_rt_device_props props{};
+        const std::map<std::string_view, std::function<int()>> call = {
+            {"alloc", [&] { return o.alloc(rt, TIDAL_KIND_DEVICE, 0, kPage, &made); }},
+            {"free", [&] { return o.free(rt, TIDAL_KIND_DEVICE, 0, device, kPage); }},
+            {"prefetch", [&] { return o.prefetch(rt, managed, kPage, 0, stream); }},
+            {"advise", [&] {
+                 return o.advise(rt, managed, kPage, TIDAL_RT_ADVISE_SET_READ_MOSTLY, 0);
+             }},
+            {"memcpy", [&] { return o.memcpy(rt, device, host.data(), kPage, stream); }},
+            {"memset", [&] { return o.memset(rt, device, 0, kPage, stream); }},
+            {"register", [&] { return o.host_register(rt, host.data(), host.size()); }},
+            {"kernel", [&] { return o.kernel_spin(rt, 0, 1000, stream); }},
+            {"unregister", [&] { return o.host_unregister(rt, host.data()); }},
+            {"device_count", [&] { return o.device_count(rt, &i1); }},
+            {"device_props", [&] { return o.device_props(rt, 0, &props); }},
+            {"mem_info", [&] { return o.mem_info(rt, 0, &u1, &u2); }},
+            {"pointer_kind", [&] { return o.pointer_kind(rt, device, &i1, &i2); }},
+            {"query_range", [&] {
+                 return o.query_range(rt, managed, kPage, TIDAL_RT_ATTR_READ_MOSTLY, &i1);
+             }},
+            {"stream_create", [&] { return o.stream_create(rt, 0, &made); }},
+            {"stream_destroy", [&] { return o.stream_destroy(rt, stream); }},
+            {"stream_synchronize", [&] { return o.stream_synchronize(rt, stream); }},
+            {"event_create", [&] { return o.event_create(rt, 0, &made); }},
+            {"event_destroy", [&] { return o.event_destroy(rt, event); }},
+            {"event_record", [&] { return o.event_record(rt, made, stream); }},
+            {"stream_wait_event", [&] { return o.stream_wait_event(rt, stream, event); }},
+            {"event_synchronize", [&] { return o.event_synchronize(rt, event); }},
+            {"event_query", [&] { return o.event_query(rt, event, &i1); }},
+            {"event_elapsed_ms", [&] { return o.event_elapsed_ms(rt, event, later, &ms); }},
+            {"device_synchronize", [&] { return o.device_synchronize(rt, 0); }},
+            {"clock", [&] { return o.clock(rt, &seconds); }},
+        };
+        const auto it = call.find(name);
+        REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");
+        if (name == "event_record")
+            REQUIRE(o.event_create(rt, 0, &made) == 0);
+        CHECK(it->second() == injected);
+        CHECK(s.sim().calls(*op) == 1);
+        const auto log = s.sim().fault_log();
+        REQUIRE(log.size() == 1);
+        CHECK(log[0].operation == name);
+        CHECK(log[0].native_error == injected);
+        CHECK(it->second() == 0); // count = 1: the next call goes through
+        CHECK(s.sim().calls(*op) == 2);
+        if (name == "alloc")
+            CHECK(o.free(rt, TIDAL_KIND_DEVICE, 0, made, kPage) == 0);
+    }
+}
+
+namespace {
+int destroyed_instances = 0;
+void counting_destroy(void *rt)
+{
+    ++destroyed_instances;
+    sim_ops()->destroy(rt);
+}
+} // namespace
+
+// Runtime takes the instance when constructed; when reading the devices fails there, it must
+// still destroy it (a throwing constructor runs no destructor).
+TEST_CASE("a runtime whose devices cannot be read destroys its instance")
+{
+    tidal_rt_ops ops = *sim_ops();
+    ops.destroy = counting_destroy;
+    for (const char *op : {"device_count", "device_props"}) {
+        CAPTURE(op);
+        SimSettings settings = make_settings();
+        settings.faults = {{op, 1, 1, 2}};
+        void *rt = nullptr;
+        char detail[160] = {};
+        REQUIRE(sim_create(settings, &rt, detail, sizeof detail) == 0);
+        destroyed_instances = 0;
+        CHECK_THROWS_AS(tidal::Runtime(&ops, rt, detail), tidal::Error);
+        CHECK(destroyed_instances == 1);
+    }
 }
 
 TEST_CASE("pointer_kind classifies interior pointers and unknown memory")

@@ -45,10 +45,11 @@ public:
         acquires_.fetch_add(1, std::memory_order_relaxed);
         return p;
     }
-    void release(void *p, size_t) noexcept override
+    std::exception_ptr release(void *p, size_t) noexcept override
     {
         std::free(p);
         releases_.fetch_add(1, std::memory_order_relaxed);
+        return nullptr;
     }
     size_t alignment() const noexcept override { return 256; }
     uint64_t acquires() const { return acquires_.load(); }

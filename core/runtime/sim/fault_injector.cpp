@@ -5,14 +5,6 @@
 
 namespace tidal::sim {
 
-namespace {
-
-constexpr std::array<const char *, kOperationCount> kNames = {
-    "alloc", "free", "prefetch", "advise", "memcpy", "memset", "register", "create", "kernel",
-};
-
-} // namespace
-
 FaultInjector::FaultInjector(std::vector<FaultSpec> specs)
 {
     rules_.reserve(specs.size());
@@ -46,15 +38,15 @@ uint64_t FaultInjector::calls(Operation op) const noexcept
 
 std::optional<Operation> FaultInjector::parse(std::string_view name) noexcept
 {
-    for (std::size_t i = 0; i < kNames.size(); ++i)
-        if (name == kNames[i])
+    for (std::size_t i = 0; i < kFaultOperations.size(); ++i)
+        if (name == kFaultOperations[i])
             return static_cast<Operation>(i);
     return std::nullopt;
 }
 
 const char *FaultInjector::name(Operation op) noexcept
 {
-    return kNames[static_cast<std::size_t>(op)];
+    return kFaultOperations[static_cast<std::size_t>(op)].data(); // literals: NUL-terminated
 }
 
 } // namespace tidal::sim

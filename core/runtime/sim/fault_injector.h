@@ -8,10 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "config/fault_operations.h"
 #include "config/settings.h"
 
 namespace tidal::sim {
 
+// One per name of kFaultOperations (config/fault_operations.h), in its order.
 enum class Operation : std::size_t {
     alloc,
     free,
@@ -19,11 +21,31 @@ enum class Operation : std::size_t {
     advise,
     memcpy,
     memset,
-    host_register, // "register" in a fault spec
+    host_register, // "register"
     create,
     kernel, // every kernel_* entry point
+    host_unregister, // "unregister"
+    device_count,
+    device_props,
+    mem_info,
+    pointer_kind,
+    query_range,
+    stream_create,
+    stream_destroy,
+    stream_synchronize,
+    event_create,
+    event_destroy,
+    event_record,
+    stream_wait_event,
+    event_synchronize,
+    event_query,
+    event_elapsed_ms,
+    device_synchronize,
+    clock,
 };
-inline constexpr std::size_t kOperationCount = 9;
+inline constexpr std::size_t kOperationCount = kFaultOperations.size();
+static_assert(static_cast<std::size_t>(Operation::clock) + 1 == kOperationCount,
+              "Operation follows kFaultOperations one to one");
 
 // Each operation has its own call counter (1-based, per runtime instance). A FaultSpec
 // {operation, nth, count, native_error} fails calls nth .. nth+count-1 of that operation

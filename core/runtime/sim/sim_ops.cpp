@@ -147,10 +147,7 @@ int op_kernel_spin(void *rt, int32_t device, uint64_t ns, void *stream)
 }
 int op_clock(void *rt, double *seconds)
 {
-    return guarded([&] {
-        *seconds = self(rt).clock_seconds();
-        return kSuccess;
-    });
+    return guarded([&] { return self(rt).clock(seconds); });
 }
 int op_device_synchronize(void *rt, int32_t device)
 {

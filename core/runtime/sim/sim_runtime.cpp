@@ -223,7 +223,7 @@ bool SimRuntime::valid_location(int32_t location) const
     return location == TIDAL_RT_LOCATION_HOST || (location >= 0 && location < devices_);
 }
 
-int SimRuntime::injected(Operation op)
+int SimRuntime::injected(Operation op) const
 {
     const FaultInjector::Verdict verdict = faults_.check(op);
     if (verdict.native_error != 0) {
@@ -238,7 +238,7 @@ int SimRuntime::injected(Operation op)
     return verdict.native_error;
 }
 
-void SimRuntime::log_fault(FaultRecord record)
+void SimRuntime::log_fault(FaultRecord record) const
 {
     if (fault_log_.size() >= kFaultLogCapacity) {
         ++fault_log_dropped_;
@@ -288,6 +288,9 @@ PageMask SimRuntime::collapse(PageMask mask, int32_t keep) const
 
 int SimRuntime::device_count(int32_t *count) const
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::device_count))
+        return e;
     if (count == nullptr)
         return kInvalidValue;
     *count = devices_;
@@ -296,6 +299,9 @@ int SimRuntime::device_count(int32_t *count) const
 
 int SimRuntime::device_props(int32_t device, tidal_rt_device_props *props) const
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::device_props))
+        return e;
     if (props == nullptr)
         return kInvalidValue;
     if (device < 0 || device >= devices_)
@@ -324,11 +330,13 @@ int SimRuntime::device_props(int32_t device, tidal_rt_device_props *props) const
 
 int SimRuntime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes) const
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::mem_info))
+        return e;
     if (free_bytes == nullptr || total_bytes == nullptr)
         return kInvalidValue;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    Lock lock(*this);
     *free_bytes = capacity_ - resident_[static_cast<std::size_t>(device)];
     *total_bytes = capacity_;
     return kSuccess;
@@ -441,6 +449,8 @@ int SimRuntime::host_register(void *ptr, size_t size)
 int SimRuntime::host_unregister(void *ptr)
 {
     Lock lock(*this);
+    if (int e = injected(Operation::host_unregister))
+        return e;
     auto it = registered_.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == registered_.end())
         return kHostMemoryNotRegistered;
@@ -450,9 +460,11 @@ int SimRuntime::host_unregister(void *ptr)
 
 int SimRuntime::pointer_kind(const void *ptr, int32_t *kind, int32_t *device) const
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::pointer_kind))
+        return e;
     if (kind == nullptr || device == nullptr)
         return kInvalidValue;
-    Lock lock(*this);
     const SimAllocation *a = find(ptr);
     if (a != nullptr && a->kind != TIDAL_KIND_PAGEABLE) {
         *kind = a->kind;
@@ -591,9 +603,11 @@ int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t loc
 
 int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t *value) const
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::query_range))
+        return e;
     if (value == nullptr)
         return kInvalidValue;
-    Lock lock(*this);
     const SimAllocation *a = find_range(ptr, size);
     if (a == nullptr || size == 0)
         return kInvalidValue;
@@ -718,11 +732,13 @@ int SimRuntime::memset(void *dst, int value, size_t size, void *stream)
 
 int SimRuntime::stream_create(int32_t device, void **stream)
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::stream_create))
+        return e;
     if (stream == nullptr)
         return kInvalidValue;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    Lock lock(*this);
     auto s = std::make_unique<SimStream>();
     s->device = device;
     s->time = clock_.host(); // a new stream has nothing queued before "now"
@@ -734,6 +750,8 @@ int SimRuntime::stream_create(int32_t device, void **stream)
 int SimRuntime::stream_destroy(void *stream)
 {
     Lock lock(*this);
+    if (int e = injected(Operation::stream_destroy))
+        return e;
     auto *s = static_cast<SimStream *>(stream);
     if (s == nullptr || streams_.erase(s) == 0)
         return kInvalidHandle;
@@ -745,6 +763,8 @@ int SimRuntime::stream_destroy(void *stream)
 int SimRuntime::stream_synchronize(void *stream)
 {
     Lock lock(*this);
+    if (int e = injected(Operation::stream_synchronize))
+        return e;
     SimStream *s = nullptr;
     if (int e = lookup_stream(stream, &s))
         return e;
@@ -756,11 +776,13 @@ int SimRuntime::stream_synchronize(void *stream)
 
 int SimRuntime::event_create(int32_t device, void **event)
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::event_create))
+        return e;
     if (event == nullptr)
         return kInvalidValue;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    Lock lock(*this);
     auto e = std::make_unique<SimEvent>();
     e->device = device;
     events_.insert(e.get());
@@ -771,6 +793,8 @@ int SimRuntime::event_create(int32_t device, void **event)
 int SimRuntime::event_destroy(void *event)
 {
     Lock lock(*this);
+    if (int e = injected(Operation::event_destroy))
+        return e;
     auto *e = static_cast<SimEvent *>(event);
     if (e == nullptr || events_.erase(e) == 0)
         return kInvalidHandle;
@@ -781,6 +805,8 @@ int SimRuntime::event_destroy(void *event)
 int SimRuntime::event_record(void *event, void *stream)
 {
     Lock lock(*this);
+    if (int rc = injected(Operation::event_record))
+        return rc;
     SimEvent *e = nullptr;
     SimStream *s = nullptr;
     if (int rc = lookup_event(event, &e))
@@ -795,6 +821,8 @@ int SimRuntime::event_record(void *event, void *stream)
 int SimRuntime::stream_wait_event(void *stream, void *event)
 {
     Lock lock(*this);
+    if (int rc = injected(Operation::stream_wait_event))
+        return rc;
     SimEvent *e = nullptr;
     SimStream *s = nullptr;
     if (int rc = lookup_event(event, &e))
@@ -809,6 +837,8 @@ int SimRuntime::stream_wait_event(void *stream, void *event)
 int SimRuntime::event_synchronize(void *event)
 {
     Lock lock(*this);
+    if (int rc = injected(Operation::event_synchronize))
+        return rc;
     SimEvent *e = nullptr;
     if (int rc = lookup_event(event, &e))
         return rc;
@@ -819,9 +849,11 @@ int SimRuntime::event_synchronize(void *event)
 
 int SimRuntime::event_query(void *event, int32_t *complete)
 {
+    Lock lock(*this);
+    if (int rc = injected(Operation::event_query))
+        return rc;
     if (complete == nullptr)
         return kInvalidValue;
-    Lock lock(*this);
     SimEvent *e = nullptr;
     if (int rc = lookup_event(event, &e))
         return rc;
@@ -832,9 +864,11 @@ int SimRuntime::event_query(void *event, int32_t *complete)
 
 int SimRuntime::event_elapsed_ms(void *start, void *end, float *ms) const
 {
+    Lock lock(*this);
+    if (int rc = injected(Operation::event_elapsed_ms))
+        return rc;
     if (ms == nullptr)
         return kInvalidValue;
-    Lock lock(*this);
     SimEvent *a = nullptr;
     SimEvent *b = nullptr;
     if (int rc = lookup_event(start, &a))
@@ -851,13 +885,26 @@ int SimRuntime::event_elapsed_ms(void *start, void *end, float *ms) const
 // device's streams, so what follows on the host starts after them.
 int SimRuntime::device_synchronize(int32_t device)
 {
+    Lock lock(*this);
+    if (int e = injected(Operation::device_synchronize))
+        return e;
     if (device < 0 || device >= devices_)
         return kInvalidDevice;
-    Lock lock(*this);
     for (const SimStream *s : streams_)
         if (s->device == device)
             clock_.host_wait(s->time);
     tsan_after_books(&all_work_);
+    return kSuccess;
+}
+
+int SimRuntime::clock(double *seconds) const
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::clock))
+        return e;
+    if (seconds == nullptr)
+        return kInvalidValue;
+    *seconds = clock_.now();
     return kSuccess;
 }
 

@@ -113,6 +113,8 @@ public:
     int event_query(void *event, int32_t *complete);
     int event_elapsed_ms(void *start, void *end, float *ms) const;
     int device_synchronize(int32_t device);
+    // The simulated clock (clock_seconds()), as the `clock` entry point: it counts for faults.
+    int clock(double *seconds) const;
     int kernel_touch(int32_t device, void *ptr, size_t size, int32_t write, void *stream);
     int kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint64_t seed, void *stream);
     int kernel_pattern_check(int32_t device, const void *ptr, size_t size, uint64_t seed,
@@ -181,8 +183,10 @@ private:
     int lookup_stream(void *handle, SimStream **out) const;
     int lookup_event(void *handle, SimEvent **out) const;
     bool valid_location(int32_t location) const;
-    int injected(Operation op);
-    void log_fault(FaultRecord record);
+    // Counts one call of `op` (every call counts, even one with bad arguments) and returns the
+    // native code it must fail with, or 0. Const: queries count and fail as well.
+    int injected(Operation op) const;
+    void log_fault(FaultRecord record) const;
 
     void set_page(SimAllocation &a, std::size_t page, PageMask mask);
     bool fits(int32_t device, uint64_t bytes) const;
@@ -213,7 +217,7 @@ private:
     bool xnack_;
     bool amd_;
     CostModel cost_;
-    FaultInjector faults_;
+    mutable FaultInjector faults_; // const entry points count their calls too
     bool serialize_ = true;
     std::string call_counts_path_;
 
@@ -250,8 +254,8 @@ private:
     // When each device's host links (host->device, device->host) are next free.
     std::vector<double> link_h2d_, link_d2h_;
     SimCounters host_counters_;
-    std::vector<FaultRecord> fault_log_;
-    uint64_t fault_log_dropped_ = 0;
+    mutable std::vector<FaultRecord> fault_log_;
+    mutable uint64_t fault_log_dropped_ = 0;
 };
 
 template <typename Work> void SimRuntime::do_work(SimStream *stream, Work &&work)
