@@ -84,7 +84,7 @@ static void test_trim_reports_a_refused_free(void **state)
     uint64_t released = 0;
     assert_status(tidal_pool_trim(ctx, &released), TIDAL_ERROR_ILLEGAL_ACCESS);
     assert_last_error_contains("tidal_pool_trim");
-    assert_last_error_contains("hipErrorIllegalAddress");
+    assert_last_error_contains("cudaErrorIllegalAddress");
     assert_last_error_contains("stay reserved");
     tidal_pool_stats s = stats_of(ctx, TIDAL_KIND_DEVICE, 0);
     assert_true(released > 0); /* the other chunk went */
