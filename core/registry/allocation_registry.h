@@ -73,6 +73,9 @@ private:
     struct Slot {
         AllocationRecord record;
         bool live = false;
+        // covers_written_ just after this slot's covers were written: while the count has not
+        // moved, no other allocation wrote covers, so a revival at the same size finds its own.
+        uint64_t covered_at = 0;
     };
     using SlotMap = std::map<uintptr_t, Slot, std::less<uintptr_t>, NodeRecycler<std::pair<const uintptr_t, Slot>>>;
     using Index = AddressIndex<Slot>;
@@ -116,7 +119,8 @@ private:
     SlotMap::iterator add_node(Shard &s, SlotMap::iterator hint, const AllocationRecord &record);
     SlotMap::iterator erase_node(Shard &s, SlotMap::iterator it);
     void purge_dead(Shard &s);
-    void index_spans(uintptr_t base, size_t size);
+    // Writes the covers of a record spanning granules; returns covers_written_ after it.
+    uint64_t index_spans(uintptr_t base, size_t size);
 
     // What a's granule knows of `a`, under its shard's lock: found (`out`), absent (a live
     // allocation below `a` ends at or before it: around->begin), or unknown (ask the covers).
@@ -134,6 +138,7 @@ private:
     // Set once an allocation lies beyond what the index covers (never on x86-64 or AArch64
     // user addresses): lookups then ask every shard, as they did before the index.
     std::atomic<bool> unindexed_{false};
+    std::atomic<uint64_t> covers_written_{0}; // calls of index_spans, counted before each writes
     std::array<Shard, kShards> shards_;
 };
 

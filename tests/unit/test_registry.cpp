@@ -403,3 +403,33 @@ TEST_CASE("index: concurrent lookups of interior pointers while other threads al
         th.join();
     CHECK(reg.live_count() == 4096);
 }
+
+TEST_CASE("a large block revived at the same size finds its covers again, even after one made inside it")
+{
+    AllocationRegistry reg;
+    AllocationRecord out;
+    const uintptr_t y = 0x40000000 + 0x1000; // not granule-aligned: ragged ends
+    const size_t size = 16u << 20;
+    reg.insert(record(y, size));
+    CHECK(reg.find(at(y + (5u << 20)))->base == at(y));
+    // The same block again and again (what a pool does): its covers are still its own.
+    for (int i = 0; i < 3; ++i) {
+        CHECK(reg.remove(at(y), &out) == AllocationRegistry::Removal::removed);
+        reg.insert(record(y, size));
+        CHECK(reg.find(at(y + size - 1))->base == at(y));
+    }
+    // While it is dead, a block made inside its range writes its own covers there. Its base
+    // lies in some granule's shard: over 64 granules, some are not Y's shard, so Y's revival
+    // does not see W's dead node and must not trust the covers W overwrote.
+    for (uintptr_t g = 1; g <= 64; ++g) {
+        CAPTURE(g);
+        CHECK(reg.remove(at(y), &out) == AllocationRegistry::Removal::removed);
+        const uintptr_t w = y + g * 0x10000;
+        reg.insert(record(w, 4u << 20));
+        CHECK(reg.find(at(w + (1u << 20)))->base == at(w));
+        CHECK(reg.remove(at(w), &out) == AllocationRegistry::Removal::removed);
+        reg.insert(record(y, size));
+        CHECK(reg.find(at(w + (1u << 20)))->base == at(y));
+        CHECK(reg.find(at(y + size - 1))->base == at(y));
+    }
+}
