@@ -352,3 +352,13 @@ void harness_fail_contains(const char *file, int line, const char *what, const c
                 text != NULL ? text : "(NULL)");
     _fail(file, line);
 }
+
+unsigned harness_next_random(unsigned *state)
+{
+    unsigned x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}

@@ -75,6 +75,9 @@ tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *targ
 /* tidal_range_info.last_prefetch_location of [ptr, ptr + size); fails the test when the query fails. */
 int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size);
 
+/* xorshift32: a thread's own pseudo-random stream, no shared state. */
+unsigned harness_next_random(unsigned *state);
+
 /* Fills `size` bytes with a pattern derived from `seed`; 1 when they still hold it. */
 void harness_fill(void *ptr, size_t size, unsigned seed);
 int harness_holds(const void *ptr, size_t size, unsigned seed);

@@ -32,17 +32,6 @@ struct worker {
     struct slot slots[LIVE_SLOTS];
 };
 
-static unsigned next_random(unsigned *state)
-{
-    /* xorshift32: each thread its own stream, no shared state. */
-    unsigned x = *state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    *state = x;
-    return x;
-}
-
 static void record(struct worker *w, const char *what, tidal_status status)
 {
     if (w->failures++ != 0)
@@ -84,13 +73,13 @@ static void *work(void *arg)
     snprintf(tag, sizeof tag, "thread-%d", w->index);
 
     for (int iteration = 0; iteration < ITERATIONS; ++iteration) {
-        struct slot *s = &w->slots[next_random(&w->rng) % LIVE_SLOTS];
+        struct slot *s = &w->slots[harness_next_random(&w->rng) % LIVE_SLOTS];
         if (s->ptr != NULL)
             release(w, s);
 
-        size_t size = 1 + next_random(&w->rng) % MAX_SIZE;
+        size_t size = 1 + harness_next_random(&w->rng) % MAX_SIZE;
         tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-        desc.kind = kinds[next_random(&w->rng) % (sizeof kinds / sizeof kinds[0])];
+        desc.kind = kinds[harness_next_random(&w->rng) % (sizeof kinds / sizeof kinds[0])];
         desc.tag = tag;
         void *ptr = NULL;
         tidal_status status = tidal_alloc(w->ctx, size, &desc, &ptr);

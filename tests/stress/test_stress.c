@@ -47,16 +47,6 @@ struct worker {
     unsigned long refusals;
 };
 
-static unsigned next_random(unsigned *state)
-{
-    unsigned x = *state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    *state = x;
-    return x;
-}
-
 static void record(struct worker *w, const char *what, tidal_status status)
 {
     if (w->failures++ != 0)
@@ -77,7 +67,7 @@ static int ok(struct worker *w, const char *what, tidal_status status)
 
 static struct slot *pick(struct worker *w, int live)
 {
-    unsigned start = next_random(&w->rng) % SLOTS;
+    unsigned start = harness_next_random(&w->rng) % SLOTS;
     for (unsigned i = 0; i < SLOTS; ++i) {
         struct slot *s = &w->slots[(start + i) % SLOTS];
         if ((s->ptr != NULL) == live)
@@ -93,7 +83,7 @@ static void do_alloc(struct worker *w)
         return;
     static const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED,
                                        TIDAL_KIND_PAGEABLE, TIDAL_KIND_AUTO};
-    unsigned r = next_random(&w->rng);
+    unsigned r = harness_next_random(&w->rng);
     tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
     desc.kind = kinds[r % 5];
     desc.hints = (r >> 3) % 4 == 0 ? TIDAL_HINT_HOST_READ : 0;
@@ -120,7 +110,7 @@ static void do_free(struct worker *w, struct slot *s)
     if (s == NULL)
         return;
     /* An async allocation goes back half of the time with tidal_free_async. */
-    tidal_status st = s->async_stream != NULL && next_random(&w->rng) % 2 == 0
+    tidal_status st = s->async_stream != NULL && harness_next_random(&w->rng) % 2 == 0
                           ? tidal_free_async(w->ctx, s->ptr, s->async_stream)
                           : tidal_free(w->ctx, s->ptr);
     if (ok(w, "free", st))
@@ -134,7 +124,7 @@ static void do_copy(struct worker *w)
     if (s == NULL)
         return;
     size_t size = s->size < HOST_BYTES ? s->size : HOST_BYTES;
-    if (next_random(&w->rng) % 2)
+    if (harness_next_random(&w->rng) % 2)
         ok(w, "copy in", tidal_copy(w->ctx, s->ptr, w->host, size));
     else
         ok(w, "copy out", tidal_copy(w->ctx, w->host, s->ptr, size));
@@ -150,7 +140,7 @@ static void do_batch(struct worker *w)
             continue;
         size_t size = s->size < 4096 ? s->size : 4096;
         tidal_copy_item item = TIDAL_COPY_ITEM_INIT;
-        int in = (next_random(&w->rng) & 1) != 0;
+        int in = (harness_next_random(&w->rng) & 1) != 0;
         item.dst = in ? (void *)s->ptr : (void *)(w->host + offset);
         item.src = in ? (const void *)(w->host + offset) : (const void *)s->ptr;
         item.size = size;
@@ -189,7 +179,7 @@ static void do_prefetch(struct worker *w)
     struct slot *s = pick(w, 1);
     if (s == NULL || s->kind == TIDAL_KIND_PAGEABLE)
         return;
-    int32_t where = next_random(&w->rng) % 2 ? 0 : TIDAL_DEVICE_HOST;
+    int32_t where = harness_next_random(&w->rng) % 2 ? 0 : TIDAL_DEVICE_HOST;
     tidal_status st = tidal_prefetch(w->ctx, s->ptr, s->size, where);
     if (st == TIDAL_ERROR_BUDGET_EXCEEDED)
         ++w->refusals;
@@ -211,7 +201,7 @@ static void do_stream(struct worker *w)
         w->stream = NULL;
     }
     ok(w, "stream create", tidal_stream_create(w->ctx, 0, &w->stream));
-    if (next_random(&w->rng) % 2 == 0)
+    if (harness_next_random(&w->rng) % 2 == 0)
         ok(w, "stream forget", tidal_stream_forget(w->ctx, w->async_stream));
 }
 
@@ -219,7 +209,7 @@ static void do_stats(struct worker *w)
 {
     static const tidal_kind kinds[] = {TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED};
     tidal_pool_stats stats = TIDAL_POOL_STATS_INIT;
-    unsigned k = next_random(&w->rng) % 3;
+    unsigned k = harness_next_random(&w->rng) % 3;
     ok(w, "pool stats", tidal_pool_stats_get(w->ctx, kinds[k],
                                              kinds[k] == TIDAL_KIND_PINNED ? TIDAL_DEVICE_HOST : 0,
                                              &stats));
@@ -241,7 +231,7 @@ static void *run_worker(void *arg)
     ok(w, "stream create", tidal_stream_create(w->ctx, 0, &w->stream));
     ok(w, "async stream create", tidal_stream_create(w->ctx, 0, &w->async_stream));
     for (long i = 0; i < ops_per_thread && w->failures == 0; ++i) {
-        unsigned r = next_random(&w->rng) % 1000;
+        unsigned r = harness_next_random(&w->rng) % 1000;
         if (r < 250)
             do_alloc(w);
         else if (r < 480)
