@@ -112,6 +112,10 @@ static void test_copy_errors(void **state)
     assert_status(tidal_copy(ctx, NULL, b, 16), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_status(tidal_copy(ctx, a, NULL, 16), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_ok(tidal_copy(ctx, a, b, 0));
+    /* Sizes that wrap around the address space are refused before anything is read. */
+    assert_status(tidal_copy(ctx, a, b + 1, SIZE_MAX), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_last_error_contains("wrap around the address space");
+    assert_status(tidal_copy_async(ctx, a, b, SIZE_MAX - 8, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
     void *stream = NULL;
     assert_status(tidal_stream_create(ctx, 4, &stream), TIDAL_ERROR_NOT_FOUND);
     assert_null(stream);
