@@ -94,7 +94,9 @@ typedef struct tidal_context tidal_context;
 
 /*! tidal_context_create() : a context from the file named by the TIDAL_CONFIG environment
  *  variable, or from built-in defaults when it is unset or empty.
- *  @return TIDAL_OK and *out set; TIDAL_ERROR_CONFIG, _PLUGIN, _NO_DEVICE, _RUNTIME. */
+ *  @return TIDAL_OK and *out set; TIDAL_ERROR_CONFIG, _PLUGIN, _NO_DEVICE, _RUNTIME,
+ *  _NOT_SUPPORTED (a setting the runtime cannot honour, e.g. [pool] backend = "vendor" on a
+ *  runtime without a stream-ordered pool; the message names the key's line). */
 TIDAL_API tidal_status tidal_context_create(tidal_context **out);
 /*! tidal_context_create_from_file() : a context from a TOML file. Relative paths inside it
  *  (policy_path, runtime_path, sim.profile) are taken relative to the file's folder. */
