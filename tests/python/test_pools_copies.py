@@ -92,6 +92,23 @@ def test_copy_async_on_a_stream(ctx):
     ctx.stream_destroy(None)
 
 
+def test_stream_forget_gives_back_what_the_stream_held():
+    ctx = tidal.Context('runtime = "sim"\n[pool]\nrelease_threshold = 0\n')
+    try:
+        s1, s2 = ctx.stream_create(0), ctx.stream_create(0)
+        ctx.alloc_async(16 * MiB, stream=s1, kind="device").free_async(s1)
+        ctx.alloc_async(16 * MiB, stream=s2, kind="device").free_async(s2)
+        ctx.stream_forget(s1)
+        ctx.stream_forget(s2)
+        ctx.stream_forget(None)
+        ctx.pool_trim()
+        assert ctx.pool_stats(tidal.Kind.DEVICE, 0).reserved_bytes == 0
+        ctx.stream_destroy(s1)
+        ctx.stream_destroy(s2)
+    finally:
+        ctx.close()
+
+
 def test_copy_batch(ctx):
     with ctx.alloc(MiB, kind="device") as d, ctx.alloc(MiB, kind="pinned") as h:
         chunks = [bytes([i]) * 4096 for i in range(64)]
