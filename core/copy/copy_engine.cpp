@@ -107,8 +107,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
             std::memmove(dst, src, size); // in order, as memmove promises: never the parallel memcpy
         else
             workers_.copy(dst, src, size); // host to host: no runtime involved
-        std::lock_guard lock(counters_mutex_);
-        ++counters_.host;
+        host_.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     if (overlap) // the runtime's copies, like memcpy, leave overlapping ranges undefined
@@ -117,8 +116,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
                     "copy between disjoint ranges (device memory), or through a host buffer");
     if (s != Side::pageable && d != Side::pageable) {
         runtime_.check(ops.memcpy(rt, dst, src, size, stream), what);
-        std::lock_guard lock(counters_mutex_);
-        ++counters_.direct;
+        direct_.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     std::lock_guard staging(staging_mutex_);
@@ -128,8 +126,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         staged_to_host(static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
     if (!stream && s == Side::pageable) // a synchronous copy is complete on return
         runtime_.check(ops.stream_synchronize(rt, stream_for(dst_device)), what);
-    std::lock_guard lock(counters_mutex_);
-    ++(s == Side::pageable ? counters_.staged_h2d : counters_.staged_d2h);
+    (s == Side::pageable ? staged_h2d_ : staged_d2h_).fetch_add(1, std::memory_order_relaxed);
 }
 
 void CopyEngine::ensure_ring()
@@ -265,8 +262,12 @@ void CopyEngine::unregister_host(void *ptr)
 
 CopyEngine::Counters CopyEngine::counters() const
 {
-    std::lock_guard lock(counters_mutex_);
-    return counters_;
+    Counters c;
+    c.direct = direct_.load(std::memory_order_relaxed);
+    c.staged_h2d = staged_h2d_.load(std::memory_order_relaxed);
+    c.staged_d2h = staged_d2h_.load(std::memory_order_relaxed);
+    c.host = host_.load(std::memory_order_relaxed);
+    return c;
 }
 
 } // namespace tidal

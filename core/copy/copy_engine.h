@@ -5,6 +5,7 @@
 // Host memory the caller registered (tidal_register) copies directly, like pinned memory.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,8 +73,8 @@ private:
     mutable std::shared_mutex registrations_mutex_;
     std::map<uintptr_t, size_t> registrations_; // base -> size
 
-    mutable std::mutex counters_mutex_;
-    Counters counters_;
+    // Bumped by every copy from any thread: atomics, not a mutex all copies would queue on.
+    std::atomic<uint64_t> direct_{0}, staged_h2d_{0}, staged_d2h_{0}, host_{0};
 };
 
 } // namespace tidal
