@@ -8,11 +8,11 @@
 // single-allocation managed ranges in one call (per range). Wall clock, median of --reps runs;
 // the query also in the thread's CPU time (a loaded machine's wall clock counts waits for a core).
 //
-// --threads R: at the largest N, R threads doing interior queries and copies while --churn C
+// --threads R: at the largest N, R threads doing interior queries (then queries and copies) while --churn C
 // other threads allocate and free, against one such thread (with the same C churning): the
 // readers' total throughput and its speed-up.
 //
-//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C]
+//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only]
 // --quick: N = 10^3 and 10^4 only, fewer calls (the bench-smoke test); --max N: sizes up to N.
 // Public API only.
 #include <tidal/tidal.h>
@@ -179,9 +179,11 @@ double declare_ns(const std::string &runtime, size_t n, int reps)
     return ns;
 }
 
-// Calls per second of `readers` threads doing interior queries and copies on n live
-// allocations while `churn` threads allocate and free.
-double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsigned churn, double secs, double *churn_rate)
+// Calls per second of `readers` threads doing interior queries (and, with `copies`, copies:
+// those also measure the runtime's copy path) on n live allocations while `churn` threads
+// allocate and free.
+double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsigned churn, double secs, bool copies,
+                   double *churn_rate)
 {
     tidal_context *ctx = open(runtime);
     const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
@@ -209,9 +211,11 @@ double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsig
             uint64_t k = 0;
             while (!go.load())
                 std::this_thread::yield();
-            for (; !stop.load(std::memory_order_relaxed); k += 2) {
+            for (; !stop.load(std::memory_order_relaxed); k += copies ? 2 : 1) {
                 const size_t i = rng() % n, j = rng() % n;
                 check(tidal_pointer_query(ctx, live[i] + 1 + k % (kBlock - 1), &info), "tidal_pointer_query");
+                if (!copies)
+                    continue;
                 // Each reader writes only the allocations i with i % readers == t: no two write one range.
                 const size_t w = i - i % readers + t < n ? i - i % readers + t : t;
                 check(tidal_copy(ctx, live[w] + 0x100, live[j] + 0x800, kCopy), "tidal_copy");
@@ -239,7 +243,7 @@ int main(int argc, char **argv)
     size_t max = 1000000;
     int reps = 5;
     unsigned readers = 0, churn = 2;
-    bool quick = false;
+    bool quick = false, threads_only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--runtime" && i + 1 < argc)
@@ -254,8 +258,10 @@ int main(int argc, char **argv)
             churn = static_cast<unsigned>(std::max(0, std::atoi(argv[++i])));
         else if (a == "--quick")
             quick = true;
+        else if (a == "--threads-only")
+            threads_only = true;
         else {
-            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C]\n");
+            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only]\n");
             return 2;
         }
     }
@@ -266,32 +272,38 @@ int main(int argc, char **argv)
     const size_t calls = quick ? 20000 : 200000;
 
     std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
-    std::printf("%10s %12s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
+    if (!threads_only)
+        std::printf("%10s %12s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
                 "bytes/live");
-    size_t largest = 0;
-    for (size_t n = 1000; n <= max; n *= 10) {
+    size_t largest = threads_only ? max : 0;
+    for (size_t n = 1000; n <= max && !threads_only; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
         std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
                     r.copy_ns, r.batch_ns, r.bytes_per_live);
         std::fflush(stdout);
         largest = n;
     }
-    std::printf("\n# tidal_declare of N single-allocation managed ranges in one call: ns per range, median of %d\n", reps);
-    std::printf("%10s %12s\n", "ranges", "declare");
-    for (size_t n = 10; n <= std::min<size_t>(max, 100000); n *= 10) {
+    if (!threads_only) {
+        std::printf("\n# tidal_declare of N single-allocation managed ranges in one call: ns per range, median of %d\n", reps);
+        std::printf("%10s %12s\n", "ranges", "declare");
+    }
+    for (size_t n = 10; n <= std::min<size_t>(max, 100000) && !threads_only; n *= 10) {
         std::printf("%10zu %12.1f\n", n, declare_ns(runtime, n, reps));
         std::fflush(stdout);
     }
     if (readers) {
         const size_t n = largest ? largest : 1000;
         const double secs = quick ? 0.3 : 2.0;
-        double churn1 = 0, churn_n = 0;
-        const double one = reader_rate(runtime, n, 1, churn, secs, &churn1);
-        const double many = reader_rate(runtime, n, readers, churn, secs, &churn_n);
-        std::printf("\n# %zu live; interior query + copy calls/s while %u threads allocate and free\n", n, churn);
-        std::printf("1 thread: %.3g calls/s (churn %.3g pairs/s); %u threads: %.3g calls/s (churn %.3g pairs/s); speed-up %.1fx "
-                    "(%u hardware threads)\n",
-                    one, churn1, readers, many, churn_n, many / one, std::thread::hardware_concurrency());
+        for (const bool copies : {false, true}) {
+            double churn1 = 0, churn_n = 0;
+            const double one = reader_rate(runtime, n, 1, churn, secs, copies, &churn1);
+            const double many = reader_rate(runtime, n, readers, churn, secs, copies, &churn_n);
+            std::printf("\n# %zu live; interior %s calls/s while %u threads allocate and free\n", n,
+                        copies ? "query + copy" : "query", churn);
+            std::printf("1 thread: %.3g calls/s (churn %.3g pairs/s); %u threads: %.3g calls/s (churn %.3g pairs/s); "
+                        "speed-up %.1fx (%u hardware threads)\n",
+                        one, churn1, readers, many, churn_n, many / one, std::thread::hardware_concurrency());
+        }
     }
     return 0;
 }
