@@ -86,7 +86,8 @@ static void test_world_writable_policy_folder(void **state)
     (void)state;
     char *dir = private_copy("TIDAL_TEST_PLUGIN_DIR", "tidal-policy-defer-all.so");
     assert_int_equal(chmod(dir, 0777), 0);
-    char *naming = harness_format("its folder %s is world-writable (and not sticky)", dir);
+    assert_non_null(dir);
+    char *naming = harness_format("its folder %s is world-writable (and not sticky)", dir ? dir : "");
     expect_policy_refused(dir, naming);
     expect_policy_loads(dir, 1);
     /* Sticky, as /tmp is: others cannot replace what they do not own. */
