@@ -5,7 +5,7 @@
  * tidal_policy_negotiate_fn. The core calls it with the highest policy ABI version it speaks;
  * the plugin answers with the version it will use (<= the offer, >= the lowest it supports)
  * and fills the hook table. A plugin that cannot agree returns TIDAL_ERROR_NOT_SUPPORTED;
- * the core then reports a configuration error naming the file and both versions.
+ * the core then fails with TIDAL_ERROR_PLUGIN naming the file and both versions.
  *
  * Rules both sides keep (the Vulkan loader's negotiation, libomptarget's plugin table):
  *  - every struct crossing the boundary starts with its size; a side reads only the fields

@@ -37,7 +37,7 @@ constexpr std::array kEntries{
     Entry{CUDA, 35, TIDAL_ERROR_NO_DEVICE, "the NVIDIA driver is missing or older than the CUDA runtime; use runtime = \"sim\" on machines without a GPU"},
     Entry{CUDA, 100, TIDAL_ERROR_NO_DEVICE, "no NVIDIA GPU is visible: check CUDA_VISIBLE_DEVICES, or use runtime = \"sim\""},
     Entry{CUDA, 101, TIDAL_ERROR_NOT_FOUND, "the device index is out of range"},
-    Entry{CUDA, 209, TIDAL_ERROR_NOT_SUPPORTED, "no kernel image for this GPU: rebuild with -Dcuda_arch matching the card"},
+    Entry{CUDA, 209, TIDAL_ERROR_NOT_SUPPORTED, "no kernel image for this GPU: rebuild with -Dnvcc_arch matching the card"},
     Entry{CUDA, 217, TIDAL_ERROR_NOT_SUPPORTED, "these GPUs cannot access each other's memory"},
     Entry{CUDA, 700, TIDAL_ERROR_ILLEGAL_ACCESS, "a kernel touched memory it cannot reach; the context is now unusable"},
     Entry{CUDA, 712, TIDAL_ERROR_INVALID_ARGUMENT, "the host range is registered already"},
