@@ -120,12 +120,6 @@ std::optional<TomlLimits::Violation> TomlLimits::scan_text(std::string_view text
 
     while (!c.done()) {
         const char ch = c.at();
-        if (static_cast<unsigned char>(ch) >= 0x80)
-            // TOML allows other characters only in strings and comments (skipped below), and
-            // toml++ 3.3 reaches an "unreachable" branch on some of them where it expects blanks.
-            return Violation{c.line, c.column(),
-                             "TOML syntax error: a non-ASCII character outside a string or comment",
-                             "quote the key or value, or remove the character"};
         if (mode == Mode::header && header_start && ch != ' ' && ch != '\t') {
             // toml++ 3.3 asserts (aborting the program) on a header that does not start with a
             // key or ']', so that syntax error is reported here.

@@ -1,5 +1,6 @@
 #include "config/toml_reader.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "config/key_suggester.h"
@@ -25,6 +26,8 @@ toml::table TomlReader::parse(std::string_view text) const
     // Before toml++: its recursion on deep keys cannot be caught once it has started.
     if (auto v = TomlLimits::scan_text(text))
         refuse(*v);
+    if (std::any_of(text.begin(), text.end(), [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; }))
+        check_non_ascii(text);
     toml::table doc;
     try {
         doc = toml::parse(text, label_);
@@ -35,6 +38,36 @@ toml::table TomlReader::parse(std::string_view text) const
     if (auto v = TomlLimits::check_tree(doc))
         refuse(*v);
     return doc;
+}
+
+// toml++ 3.3 reaches __builtin_unreachable (undefined behaviour; found by fuzzing) on some
+// non-ASCII code points where it expects blanks. Valid TOML has non-ASCII text only in strings
+// and comments, so the text is parsed first with every non-ASCII byte replaced by '~', which
+// strings and comments take and nothing else does: the real text reaches toml++ only when all
+// its non-ASCII bytes lie where toml++ reads them as string or comment content. (A lexer of our
+// own cannot promise that: it would have to agree with toml++ on every malformed input.)
+void TomlReader::check_non_ascii(std::string_view text) const
+{
+    std::string masked(text);
+    for (char &ch : masked)
+        if (static_cast<unsigned char>(ch) >= 0x80)
+            ch = '~';
+    try {
+        (void)toml::parse(masked, label_);
+    } catch (const toml::parse_error &e) {
+        // Columns of the masked text count bytes; find the byte the error points at.
+        const toml::source_position at = e.source().begin;
+        size_t offset = 0;
+        for (uint32_t line = 1; line < at.line && offset < text.size(); ++offset)
+            if (text[offset] == '\n')
+                ++line;
+        offset += at.column > 0 ? at.column - 1 : 0;
+        if (offset < text.size() && static_cast<unsigned char>(text[offset]) >= 0x80)
+            fail(e.source(), "TOML syntax error: a non-ASCII character outside a string or comment (column in bytes)",
+                 "quote the key or value, or remove the character");
+        fail(e.source(), "TOML syntax error: " + std::string(e.description()) + " (column in bytes)",
+             "fix the file's TOML syntax (https://toml.io)");
+    }
 }
 
 std::string TomlReader::where(const toml::source_region &region) const

@@ -26,6 +26,8 @@ public:
 
     // "FILE:LINE:COLUMN: " (just "FILE: " where toml++ recorded no position).
     std::string where(const toml::source_region &region) const;
+    // Refuses non-ASCII text outside strings and comments before the real parse (see the .cpp).
+    void check_non_ascii(std::string_view text) const;
 
     [[noreturn]] void fail(const toml::source_region &region, const std::string &message,
                            const std::string &hint = {}) const;
