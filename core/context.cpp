@@ -120,9 +120,9 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     pools_ = std::make_unique<pool::PoolSet>(*runtime_, ps, events_.get(),
                                              vendor ? pool::PoolSet::Backend::vendor : pool::PoolSet::Backend::tidal);
     // GPU runtimes' prefetch calls block their thread for much of a migration: a worker
-    // thread issues them. The simulated device never blocks, and its clock must see its calls
-    // in program order, so there they are issued in place.
-    const bool threaded = std::string_view(runtime_->name()) != "sim";
+    // thread issues them. A runtime whose calls complete in order and never block (the
+    // simulated device, whose clock must see its calls in program order) gets them in place.
+    const bool threaded = (runtime_->ops().traits & TIDAL_RT_TRAIT_IN_ORDER) == 0;
     scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
                                                       threaded);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);

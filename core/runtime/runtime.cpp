@@ -169,4 +169,78 @@ void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_byt
           [&] { return fmt::format("reading the memory of device {}", device); });
 }
 
+bool Runtime::has_vmm() const noexcept
+{
+    return ops_->vmm_granularity && ops_->vmm_reserve && ops_->vmm_release && ops_->vmm_create &&
+           ops_->vmm_destroy && ops_->vmm_map && ops_->vmm_set_access && ops_->vmm_unmap;
+}
+
+namespace {
+[[noreturn]] void no_vmm(const char *runtime)
+{
+    throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                fmt::format("the {} runtime has no virtual-memory API, so elastic memory is not available", runtime));
+}
+} // namespace
+
+uint64_t Runtime::vmm_granularity(int32_t device)
+{
+    if (!has_vmm())
+        no_vmm(ops_->name);
+    uint64_t bytes = 0;
+    check(ops_->vmm_granularity(instance_, device, &bytes),
+          [&] { return fmt::format("reading the virtual-memory granularity of device {}", device); });
+    return bytes;
+}
+
+void *Runtime::vmm_reserve(int32_t device, size_t size)
+{
+    if (!has_vmm())
+        no_vmm(ops_->name);
+    void *out = nullptr;
+    check(ops_->vmm_reserve(instance_, device, size, &out),
+          [&] { return fmt::format("reserving {} bytes of address space on device {}", size, device); });
+    return out;
+}
+
+void Runtime::vmm_map(void *ptr, size_t size, void *chunk)
+{
+    if (!has_vmm())
+        no_vmm(ops_->name);
+    check(ops_->vmm_map(instance_, ptr, size, chunk),
+          [&] { return fmt::format("mapping {} bytes of physical memory at {}", size, ptr); });
+}
+
+void Runtime::vmm_set_access(int32_t device, void *ptr, size_t size)
+{
+    if (!has_vmm())
+        no_vmm(ops_->name);
+    check(ops_->vmm_set_access(instance_, device, ptr, size),
+          [&] { return fmt::format("granting device {} access to {} bytes at {}", device, size, ptr); });
+}
+
+void *Runtime::vmm_create(int32_t device, size_t size)
+{
+    if (!has_vmm())
+        no_vmm(ops_->name);
+    void *out = nullptr;
+    check(ops_->vmm_create(instance_, device, size, &out),
+          [&] { return fmt::format("creating {} bytes of physical memory on device {}", size, device); });
+    return out;
+}
+
+void Runtime::vmm_unmap(void *ptr, size_t size)
+{
+    if (!has_vmm())
+        no_vmm(ops_->name);
+    check(ops_->vmm_unmap(instance_, ptr, size), [&] { return fmt::format("unmapping {} bytes at {}", size, ptr); });
+}
+
+int Runtime::vmm_destroy(void *chunk) noexcept { return has_vmm() ? ops_->vmm_destroy(instance_, chunk) : 0; }
+
+int Runtime::vmm_release(void *ptr, size_t size) noexcept
+{
+    return has_vmm() ? ops_->vmm_release(instance_, ptr, size) : 0;
+}
+
 } // namespace tidal

@@ -65,6 +65,20 @@ public:
                              int32_t device) noexcept;
     void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 
+    // The virtual-memory group (elastic memory). has_vmm() is false when the module lacks the
+    // group; each call below then throws TIDAL_ERROR_NOT_SUPPORTED. A runtime that has the
+    // group but answers its not-supported code on a device throws the same, translated.
+    bool has_vmm() const noexcept;
+    uint64_t vmm_granularity(int32_t device);
+    void *vmm_reserve(int32_t device, size_t size);
+    void vmm_map(void *ptr, size_t size, void *chunk);
+    void vmm_set_access(int32_t device, void *ptr, size_t size);
+    void *vmm_create(int32_t device, size_t size);
+    void vmm_unmap(void *ptr, size_t size);
+    // Release paths must go on: these return the native code.
+    int vmm_destroy(void *chunk) noexcept;
+    int vmm_release(void *ptr, size_t size) noexcept;
+
     // Throws the translated error for a non-zero native code. `what` describes the operation:
     // a string, or a callable returning one, called only on failure, so hot paths (copies,
     // prefetches, kernels) never format a message that is not needed.

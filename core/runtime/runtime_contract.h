@@ -26,6 +26,20 @@
  *  - Streams and events are opaque handles; NULL stream = the runtime's default stream.
  *    Kernel entry points are asynchronous on their stream unless stated otherwise.
  *  - An optional entry point may be NULL; the core then reports TIDAL_ERROR_NOT_SUPPORTED.
+ *    The core reaches the table only through the Runtime class (core/runtime/runtime.h), which
+ *    checks presence once per operation and says the same thing every time.
+ *
+ * One naming scheme for every runtime (the simulated device, HIP and CUDA alike):
+ *  - A runtime named N ("sim", "hip", "cuda") lives in core/runtime/N/, in namespace tidal::N.
+ *  - Its files are N_<concern>.{h,cpp}, one concern each: N_module.cpp (the ops table and, for
+ *    a loadable module, the one exported symbol), N_lifecycle, N_devices, N_memory,
+ *    N_migration, N_transfers, N_streams, N_kernels, N_vmm, N_errors, N_device_scope.h.
+ *  - The entry point that fills field F of tidal_rt_ops is named rt_F (rt_alloc, rt_memcpy,
+ *    rt_vmm_map, ...), so one search for a field finds its implementation in every runtime.
+ *  - The ops table is one constant built with designated initialisers in field order in
+ *    N_module.cpp; fields a build cannot fill (kernels without a kernel compiler) stay NULL.
+ *  - The RAII class that makes a device current for one call is N's DeviceScope.
+ *  - A loadable module's version script is tidal-runtime-N.map.
  */
 #ifndef TIDAL_RUNTIME_CONTRACT_H
 #define TIDAL_RUNTIME_CONTRACT_H
@@ -39,7 +53,8 @@
 extern "C" {
 #endif
 
-#define TIDAL_RT_ABI_VERSION 1
+/* 2: traits, and the virtual-memory group (vmm_*). */
+#define TIDAL_RT_ABI_VERSION 2
 #define TIDAL_RT_ENTRY_SYMBOL "tidal_runtime_negotiate"
 
 /* Which error numbering a runtime's native codes follow. */
@@ -48,7 +63,18 @@ typedef enum tidal_rt_family {
     TIDAL_RT_FAMILY_CUDA = 2  /* cudaError_t */
 } tidal_rt_family;
 
-/* Allocation kinds, numbered as tidal_kind (AUTO never reaches a runtime). */
+/* Allocation kinds, numbered as tidal_kind (AUTO never reaches a runtime; neither does
+ * ELASTIC: elastic memory is built by the core from the vmm_* group). */
+
+/* What a runtime declares about itself (tidal_rt_ops.traits), so the core reads a property
+ * instead of comparing names. */
+typedef enum tidal_rt_trait {
+    /* Every call completes, in program order, before it returns, and none blocks waiting for
+     * another thread or the device (the simulated device, whose clock must see calls in
+     * order). The core then issues migrations in place instead of on a worker thread. */
+    TIDAL_RT_TRAIT_IN_ORDER = 1u << 0,
+    TIDAL_RT_TRAIT_FORCE_32BIT = 0x7FFFFFFF
+} tidal_rt_trait;
 
 typedef struct tidal_rt_device_props {
     size_t struct_size;
@@ -104,6 +130,7 @@ typedef struct tidal_rt_ops {
     uint32_t struct_size;
     const char *name;          /* "sim", "hip", "cuda" */
     tidal_rt_family family;
+    uint32_t traits;           /* tidal_rt_trait bits */
 
     /* Lifecycle. create() may fail with the runtime's no-device code; the core then reports
      * TIDAL_ERROR_NO_DEVICE (or falls back to sim for runtime = "auto"). `options` is the
@@ -212,6 +239,36 @@ typedef struct tidal_rt_ops {
      *              (the ReservedMemCurrent / UsedMemCurrent attributes). */
     int (*pool_trim)(void *rt, int32_t device, uint64_t keep);
     int (*pool_usage)(void *rt, int32_t device, uint64_t *reserved, uint64_t *used);
+
+    /* Appended in version 2; optional as a group (all or none; NULL: elastic memory is
+     * TIDAL_ERROR_NOT_SUPPORTED, and so is a runtime that answers its not-supported code).
+     * The virtual-memory API (cuMemAddressReserve / cuMemCreate / cuMemMap / cuMemSetAccess,
+     * hipMemAddressReserve / hipMemCreate / hipMemMap / hipMemSetAccess), from which the core
+     * builds elastic device memory: fixed addresses whose physical backing comes and goes.
+     * Addresses and sizes passed to the calls below are multiples of vmm_granularity.
+     *  vmm_granularity: the size and alignment of every physical chunk and mapping on `device`
+     *                   (the minimum granularity of device-local pinned memory).
+     *  vmm_reserve:     `size` bytes of address space with nothing mapped; touching it is an
+     *                   illegal access. *ptr is aligned to the granularity.
+     *  vmm_release:     gives back a whole reservation; nothing may be mapped in it.
+     *  vmm_create:      a physical chunk of `size` bytes of `device`'s memory. It counts
+     *                   against the device's memory (mem_info) until vmm_destroy.
+     *  vmm_destroy:     releases a chunk that is mapped nowhere; mem_info shows it free.
+     *  vmm_map:         maps the whole of `chunk` (`size` bytes, offset 0) at `ptr`, inside
+     *                   a reservation, where nothing is mapped. Not yet accessible.
+     *  vmm_set_access:  makes `size` mapped bytes at `ptr` readable and writable from
+     *                   `device` (one call may span several chunks of one reservation).
+     *  vmm_unmap:       unmaps `size` bytes at `ptr` (whole chunks); after it returns the
+     *                   range is inaccessible again and the chunks may be destroyed or mapped
+     *                   elsewhere. Work queued that touches the range must have completed. */
+    int (*vmm_granularity)(void *rt, int32_t device, uint64_t *bytes);
+    int (*vmm_reserve)(void *rt, int32_t device, size_t size, void **ptr);
+    int (*vmm_release)(void *rt, void *ptr, size_t size);
+    int (*vmm_create)(void *rt, int32_t device, size_t size, void **chunk);
+    int (*vmm_destroy)(void *rt, void *chunk);
+    int (*vmm_map)(void *rt, void *ptr, size_t size, void *chunk);
+    int (*vmm_set_access)(void *rt, int32_t device, void *ptr, size_t size);
+    int (*vmm_unmap)(void *rt, void *ptr, size_t size);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -200,6 +200,7 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .struct_size = sizeof(tidal_rt_ops),
         .name = "sim",
         .family = family,
+        .traits = TIDAL_RT_TRAIT_IN_ORDER,
         .create = op_create,
         .destroy = op_destroy,
         .error_name = error_name,
