@@ -10,10 +10,14 @@
 
 namespace tidal::hip {
 
-// hip_runtime_module.cpp: lifecycle.
+// hip_lifecycle.cpp
 int rt_create(const tidal_options *options, const tidal_options_api *api, void **rt,
               char *detail, size_t detail_capacity) noexcept;
 void rt_destroy(void *rt) noexcept;
+
+// hip_errors.cpp
+const char *rt_error_name(int native) noexcept;
+const char *rt_error_string(int native) noexcept;
 
 // hip_devices.cpp
 int rt_device_count(void *rt, int32_t *count) noexcept;
@@ -31,6 +35,8 @@ int rt_pool_usage(void *rt, int32_t device, uint64_t *reserved, uint64_t *used) 
 int rt_host_register(void *rt, void *ptr, size_t size) noexcept;
 int rt_host_unregister(void *rt, void *ptr) noexcept;
 int rt_pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device) noexcept;
+
+// hip_transfers.cpp
 int rt_memcpy(void *rt, void *dst, const void *src, size_t size, void *stream) noexcept;
 int rt_memset(void *rt, void *dst, int value, size_t size, void *stream) noexcept;
 
