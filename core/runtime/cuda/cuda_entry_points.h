@@ -67,6 +67,16 @@ int rt_event_elapsed_ms(void *rt, void *start, void *end, float *ms) noexcept;
 int rt_event_query(void *rt, void *event, int32_t *complete) noexcept;
 int rt_device_synchronize(void *rt, int32_t device) noexcept;
 
+/* cuda_vmm.cpp */
+int rt_vmm_granularity(void *rt, int32_t device, uint64_t *bytes) noexcept;
+int rt_vmm_reserve(void *rt, int32_t device, size_t size, void **ptr) noexcept;
+int rt_vmm_release(void *rt, void *ptr, size_t size) noexcept;
+int rt_vmm_create(void *rt, int32_t device, size_t size, void **chunk) noexcept;
+int rt_vmm_destroy(void *rt, void *chunk) noexcept;
+int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk) noexcept;
+int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size) noexcept;
+int rt_vmm_unmap(void *rt, void *ptr, size_t size) noexcept;
+
 /* cuda_kernels.cpp (only when the validation kernels were built with nvcc) */
 int rt_kernel_touch(void *rt, int32_t device, void *ptr, size_t size, int32_t write, void *stream) noexcept;
 int rt_kernel_pattern_fill(void *rt, int32_t device, void *ptr, size_t size, uint64_t seed,

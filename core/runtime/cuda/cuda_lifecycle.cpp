@@ -49,6 +49,7 @@ int rt_create(const tidal_options *options, const tidal_options_api *api, void *
     if (created == nullptr)
         return static_cast<int>(cudaErrorMemoryAllocation);
     created->device_count = count;
+    created->vmm = DriverVmm::resolve();
 
     if (detail != nullptr && detail_capacity > 0) {
         int runtime_version = 0;

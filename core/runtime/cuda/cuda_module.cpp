@@ -62,14 +62,14 @@ constexpr tidal_rt_ops kCudaOps = {
     .kernel_batch_copy = TIDAL_CUDA_KERNEL(rt_kernel_batch_copy),
     .pool_trim = rt_pool_trim,
     .pool_usage = rt_pool_usage,
-    .vmm_granularity = nullptr, /* the virtual-memory group comes in the next change */
-    .vmm_reserve = nullptr,
-    .vmm_release = nullptr,
-    .vmm_create = nullptr,
-    .vmm_destroy = nullptr,
-    .vmm_map = nullptr,
-    .vmm_set_access = nullptr,
-    .vmm_unmap = nullptr,
+    .vmm_granularity = rt_vmm_granularity,
+    .vmm_reserve = rt_vmm_reserve,
+    .vmm_release = rt_vmm_release,
+    .vmm_create = rt_vmm_create,
+    .vmm_destroy = rt_vmm_destroy,
+    .vmm_map = rt_vmm_map,
+    .vmm_set_access = rt_vmm_set_access,
+    .vmm_unmap = rt_vmm_unmap,
 };
 
 } // namespace

@@ -57,6 +57,16 @@ int rt_event_synchronize(void *rt, void *event) noexcept;
 int rt_event_elapsed_ms(void *rt, void *start, void *end, float *ms) noexcept;
 int rt_event_query(void *rt, void *event, int32_t *complete) noexcept;
 
+// hip_vmm.cpp
+int rt_vmm_granularity(void *rt, int32_t device, uint64_t *bytes) noexcept;
+int rt_vmm_reserve(void *rt, int32_t device, size_t size, void **ptr) noexcept;
+int rt_vmm_release(void *rt, void *ptr, size_t size) noexcept;
+int rt_vmm_create(void *rt, int32_t device, size_t size, void **chunk) noexcept;
+int rt_vmm_destroy(void *rt, void *chunk) noexcept;
+int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk) noexcept;
+int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size) noexcept;
+int rt_vmm_unmap(void *rt, void *ptr, size_t size) noexcept;
+
 // hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
 // (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.
 #ifdef TIDAL_HAVE_HIP_KERNELS
