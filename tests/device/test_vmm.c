@@ -78,6 +78,25 @@ static void check_table(void)
            "the %s module must fill the whole virtual-memory group", ops->name);
 }
 
+/* With TIDAL_TEST_EXPECT_NO_VMM=1 (a driver without the API, as no_vmm_driver.so fakes):
+ * every op must answer the not-supported code, and its name must say why. */
+static void expect_no_vmm(void)
+{
+    void *ptr = NULL;
+    uint64_t bytes = 0;
+    const int codes[] = {
+        ops->vmm_granularity(rt, 0, &bytes),     ops->vmm_reserve(rt, 0, kChunkSize, &ptr),
+        ops->vmm_release(rt, NULL, kChunkSize),  ops->vmm_create(rt, 0, kChunkSize, &ptr),
+        ops->vmm_destroy(rt, NULL),              ops->vmm_map(rt, NULL, kChunkSize, NULL),
+        ops->vmm_set_access(rt, 0, NULL, kChunkSize), ops->vmm_unmap(rt, NULL, kChunkSize),
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; ++i) {
+        const char *name = ops->error_name(codes[i]);
+        EXPECT(codes[i] == 801 && strstr(name, "no virtual-memory API"), "op %zu answered %d (%s)", i, codes[i], name);
+    }
+    printf("  without the API every op answers: %s\n", ops->error_name(ops->vmm_unmap(rt, NULL, kChunkSize)));
+}
+
 /* Each chunk gets its own byte, so a chunk mapped at the wrong place reads wrong. */
 static int chunk_byte(int i) { return 0x11 + i; }
 
@@ -226,6 +245,12 @@ int main(int argc, char **argv)
         return 77;
     }
     printf("%s runtime: %s\n", ops->name, detail);
+    const char *no_vmm = getenv("TIDAL_TEST_EXPECT_NO_VMM");
+    if (no_vmm && strcmp(no_vmm, "1") == 0) {
+        expect_no_vmm();
+        ops->destroy(rt);
+        return failures ? 1 : 0;
+    }
     uint64_t granularity = 0;
     rc = ops->vmm_granularity(rt, 0, &granularity);
     /* 801 is the not-supported code of HIP and CUDA alike. */
