@@ -100,7 +100,6 @@ struct Handle { // hipMemGenericAllocationHandle_t
 struct Mapping {
     size_t size = 0;
     Handle *handle = nullptr;
-    bool accessible = false;
 };
 
 struct Reservation {
@@ -382,6 +381,36 @@ void check_bounds(Call &call, const void *p, size_t size, const char *what)
     const uintptr_t offset = reinterpret_cast<uintptr_t>(p) - it->first;
     if (size > it->second.size - offset)
         call.violation(format("%s [%p, +%zu) runs past its allocation's end", what, p, size));
+}
+
+// The reservation holding all of [at, at + size), or nullptr.
+Reservation *reservation_of(uintptr_t at, size_t size)
+{
+    auto &all = state().reservations;
+    auto it = all.upper_bound(at);
+    if (it == all.begin())
+        return nullptr;
+    --it;
+    return at - it->first < it->second.size && size <= it->second.size - (at - it->first)
+               ? &it->second
+               : nullptr;
+}
+
+// A handle's physical memory goes once it is released and its last mapping is gone (CUDA's
+// rule, which HIP follows).
+void drop_if_unused(Handle *h)
+{
+    if (h->mappings > 0 || !h->released)
+        return;
+    close(h->fd);
+    state().handles.erase(h);
+    delete h;
+}
+
+void unmapped(Handle *h)
+{
+    --h->mappings;
+    drop_if_unused(h);
 }
 
 struct ErrorText {
@@ -1288,11 +1317,7 @@ hipError_t hipMemAddressFree(void *ptr, size_t size)
             call.violation(format("reservation %p freed with %zu chunks still mapped", ptr,
                                   it->second.mappings.size()));
         for (auto &[at, m] : it->second.mappings)
-            if (--m.handle->mappings == 0 && m.handle->released) {
-                close(m.handle->fd);
-                state().handles.erase(m.handle);
-                delete m.handle;
-            }
+            unmapped(m.handle);
         munmap(ptr, size);
         state().reservations.erase(it);
         return hipSuccess;
@@ -1340,13 +1365,8 @@ hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle)
             call.violation(format("handle %p is not live", static_cast<void *>(h)));
             return hipErrorInvalidValue;
         }
-        // As in CUDA, the memory stays until its last mapping goes.
         h->released = true;
-        if (h->mappings == 0) {
-            close(h->fd);
-            state().handles.erase(h);
-            delete h;
-        }
+        drop_if_unused(h);
         return hipSuccess;
     });
 }
@@ -1367,15 +1387,12 @@ hipError_t hipMemMap(void *ptr, size_t size, size_t offset, hipMemGenericAllocat
         const auto at = reinterpret_cast<uintptr_t>(ptr);
         if (offset != 0 || flags != 0 || size != h->size || at % kVmmGranularity != 0)
             return hipErrorInvalidValue;
-        auto r = state().reservations.upper_bound(at);
-        if (r == state().reservations.begin())
-            return hipErrorInvalidValue;
-        --r;
-        if (at + size > r->first + r->second.size) {
+        Reservation *r = reservation_of(at, size);
+        if (r == nullptr) {
             call.violation(format("[%p, +%zu) is not inside a reservation", ptr, size));
             return hipErrorInvalidValue;
         }
-        for (const auto &[base, m] : r->second.mappings)
+        for (const auto &[base, m] : r->mappings)
             if (at < base + m.size && base < at + size) {
                 call.violation(format("[%p, +%zu) overlaps a mapped chunk", ptr, size));
                 return hipErrorInvalidValue;
@@ -1383,7 +1400,7 @@ hipError_t hipMemMap(void *ptr, size_t size, size_t offset, hipMemGenericAllocat
         // Not accessible until hipMemSetAccess, as on the GPU.
         if (mmap(ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, h->fd, 0) == MAP_FAILED)
             return hipErrorOutOfMemory;
-        r->second.mappings[at] = Mapping{size, h, false};
+        r->mappings[at] = Mapping{size, h};
         ++h->mappings;
         return hipSuccess;
     });
@@ -1396,26 +1413,25 @@ hipError_t hipMemUnmap(void *ptr, size_t size)
     return call.run([&]() -> hipError_t {
         if (!vmm_on())
             return hipErrorNotSupported;
-        const auto at = reinterpret_cast<uintptr_t>(ptr);
-        for (auto &[base, r] : state().reservations) {
-            auto m = r.mappings.find(at);
-            if (m == r.mappings.end())
-                continue;
-            if (m->second.size != size)
-                return hipErrorInvalidValue;
-            // Back to reserved address space.
-            mmap(ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-            Handle *h = m->second.handle;
-            r.mappings.erase(m);
-            if (--h->mappings == 0 && h->released) {
-                close(h->fd);
-                state().handles.erase(h);
-                delete h;
-            }
-            return hipSuccess;
+        // Whole mapped chunks only, one or several side by side (as HIP and CUDA require).
+        const auto begin = reinterpret_cast<uintptr_t>(ptr);
+        Reservation *r = reservation_of(begin, size);
+        uintptr_t covered = begin;
+        if (r != nullptr)
+            for (auto m = r->mappings.find(begin);
+                 m != r->mappings.end() && m->first == covered && covered - begin < size; ++m)
+                covered += m->second.size;
+        if (r == nullptr || covered - begin != size) {
+            call.violation(format("[%p, +%zu) is not made of whole mapped chunks", ptr, size));
+            return hipErrorInvalidValue;
         }
-        call.violation(format("[%p, +%zu) is not a mapped chunk", ptr, size));
-        return hipErrorInvalidValue;
+        // Back to reserved address space.
+        mmap(ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        for (auto m = r->mappings.find(begin); m != r->mappings.end() && m->first < begin + size;) {
+            unmapped(m->second.handle);
+            m = r->mappings.erase(m);
+        }
+        return hipSuccess;
     });
 }
 

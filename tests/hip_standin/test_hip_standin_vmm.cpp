@@ -79,8 +79,18 @@ void test_map_remap()
     EXPECT_OK(hipMemRelease(a));
     EXPECT(bytes[3 * chunk] == 0xA5);
     EXPECT_OK(hipMemUnmap(bytes + 3 * chunk, chunk));
-    EXPECT_OK(hipMemUnmap(bytes + chunk, chunk));
     EXPECT_OK(hipMemRelease(b));
+
+    // Two chunks side by side go in one hipMemUnmap; half a chunk does not.
+    hipMemGenericAllocationHandle_t c = nullptr;
+    EXPECT_OK(hipMemCreate(&c, chunk, &prop, 0));
+    EXPECT_OK(hipMemMap(bytes + 2 * chunk, chunk, 0, c, 0));
+    EXPECT_OK(hipMemRelease(c));
+    EXPECT(hipMemUnmap(bytes + chunk, chunk / 2) == hipErrorInvalidValue);
+    EXPECT(hip_standin_violations(nullptr, 0) == 1);
+    hip_standin_reset();
+    EXPECT_OK(hipMemUnmap(bytes + chunk, 2 * chunk));
+    EXPECT(hip_standin_live(nullptr, 0) == 1); // the reservation alone
     EXPECT_OK(hipMemAddressFree(base, 4 * chunk));
 }
 
