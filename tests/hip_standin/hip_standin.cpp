@@ -341,6 +341,15 @@ hipError_t release(Call &call, void *p, std::initializer_list<Kind> allowed)
     return hipSuccess;
 }
 
+// A stream or event handle: an address never handed out before and never dereferenced, so a
+// handle used after its destruction can never pass for a live one.
+void *new_handle()
+{
+    static uintptr_t next = uintptr_t(0x5eed) << 32;
+    next += 64;
+    return reinterpret_cast<void *>(next);
+}
+
 bool valid_stream(Call &call, hipStream_t s)
 {
     if (s == nullptr || state().streams.count(s) > 0)
@@ -1060,7 +1069,7 @@ hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
     return call.run([&]() -> hipError_t {
         if (stream == nullptr)
             return hipErrorInvalidValue;
-        auto *handle = new char; // a unique address; never dereferenced
+        void *handle = new_handle();
         state().streams[handle] = Stream{t_device, flags};
         *stream = reinterpret_cast<hipStream_t>(handle);
         call.ptr(handle);
@@ -1076,7 +1085,6 @@ hipError_t hipStreamDestroy(hipStream_t stream)
         if (stream == nullptr || !valid_stream(call, stream))
             return hipErrorInvalidHandle;
         state().streams.erase(stream);
-        delete reinterpret_cast<char *>(stream);
         return hipSuccess;
     });
 }
@@ -1110,7 +1118,7 @@ hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags)
     return call.run([&]() -> hipError_t {
         if (event == nullptr)
             return hipErrorInvalidValue;
-        auto *handle = new char;
+        void *handle = new_handle();
         state().events[handle] = Event{flags, false, {}};
         *event = reinterpret_cast<hipEvent_t>(handle);
         call.ptr(handle);
@@ -1126,7 +1134,6 @@ hipError_t hipEventDestroy(hipEvent_t event)
         if (!valid_event(call, event))
             return hipErrorInvalidHandle;
         state().events.erase(event);
-        delete reinterpret_cast<char *>(event);
         return hipSuccess;
     });
 }

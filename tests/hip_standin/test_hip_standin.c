@@ -291,6 +291,8 @@ static void test_every_kind(void **state)
             }
         }
     }
+    /* One device, always current: the module's device scope never needed hipSetDevice. */
+    assert_int_equal(count_calls("hipSetDevice"), 0);
     finish(ctx);
 }
 
