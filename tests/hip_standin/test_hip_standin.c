@@ -53,7 +53,10 @@ static struct {
     void (*inject)(const char *, int, unsigned, unsigned);
     size_t (*violations)(char *, size_t);
     size_t (*live)(char *, size_t);
-    int (*peek_at_last_error)(void); /* HIP's own hipPeekAtLastError (hipError_t is an int enum) */
+    /* HIP's own functions, as the application calls them (hipError_t is an int enum). */
+    int (*peek_at_last_error)(void);
+    int (*stream_create)(void **, unsigned);
+    int (*stream_destroy)(void *);
 } standin;
 
 static int xnack_on;
@@ -77,8 +80,11 @@ static int bind_standin(void)
     *(void **)&standin.violations = dlsym(lib, "hip_standin_violations");
     *(void **)&standin.live = dlsym(lib, "hip_standin_live");
     *(void **)&standin.peek_at_last_error = dlsym(lib, "hipPeekAtLastError");
+    *(void **)&standin.stream_create = dlsym(lib, "hipStreamCreateWithFlags");
+    *(void **)&standin.stream_destroy = dlsym(lib, "hipStreamDestroy");
     if (!standin.call_count || !standin.call_get || !standin.reset || !standin.inject ||
-        !standin.violations || !standin.live || !standin.peek_at_last_error) {
+        !standin.violations || !standin.live || !standin.peek_at_last_error ||
+        !standin.stream_create || !standin.stream_destroy) {
         fprintf(stderr, "the libamdhip64.so.5 the loader found is not the stand-in (is "
                         "tests/hip_standin's build folder first on LD_LIBRARY_PATH?)\n");
         return -1;
@@ -527,6 +533,23 @@ static void test_streams_and_events(void **state)
     const size_t destroy_from = standin.call_count();
     assert_ok(tidal_stream_destroy(ctx, stream));
     assert_called(destroy_from, "hipStreamDestroy", stream, 0, 0);
+
+    /* The application's own stream: tidal works on it, forgets it when told, and never
+     * destroys it; the application does, after tidal_stream_forget. */
+    void *own = NULL;
+    assert_int_equal(standin.stream_create(&own, 0), 0);
+    void *d2 = harness_alloc(ctx, TIDAL_KIND_DEVICE, size, 0);
+    void *m2 = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, 0);
+    access.ptr = m2;
+    access.size = size;
+    assert_ok(tidal_declare(ctx, own, &access, 1, 0));
+    assert_ok(tidal_copy_async(ctx, d2, m2, size, own));
+    assert_ok(tidal_free_async(ctx, d2, own));
+    assert_ok(tidal_free(ctx, m2));
+    const size_t forget_from = standin.call_count();
+    assert_ok(tidal_stream_forget(ctx, own));
+    assert_int_equal(find_call(forget_from, "hipStreamDestroy", own, 0, 0), -1);
+    assert_int_equal(standin.stream_destroy(own), 0);
     finish(ctx);
 }
 
