@@ -780,6 +780,31 @@ static void test_every_device_verdict_is_described(void **state)
     finish(ctx);
 }
 
+/* KNOWN BUG (meson test hip-standin-bug-pageable-kernel, expected to fail): with XNACK off a
+ * GPU cannot reach malloc memory, and on AMD a kernel that touches it is a memory access fault
+ * that ROCm answers by aborting the process (no error code comes back). The simulated device
+ * reports ILLEGAL_ACCESS instead, and tidal.h promises that status, but with the real module
+ * nothing stops a pageable operand before the launch (CheckRunner::check_operand looks only at
+ * bounds), so the kernel is launched. */
+static void test_no_pageable_operand_reaches_a_kernel_without_xnack(void **state)
+{
+    (void)state;
+    setenv("HIP_STANDIN_XNACK", "0", 1);
+    setenv("HIP_STANDIN_KERNELS", "noop", 1);
+    tidal_context *ctx = hip_context("");
+    void *p = harness_alloc(ctx, TIDAL_KIND_PAGEABLE, MiB, 0);
+    const size_t from = standin.call_count();
+    const tidal_status status = harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, MiB, 0, NULL, NULL);
+    const long launch = find_call(from, "hipLaunchKernel", NULL, 0, 0);
+    if (launch >= 0)
+        fail_msg("a kernel was launched on pageable memory of a device without XNACK (status %s); "
+                 "a real GPU would fault and ROCm abort the process",
+                 tidal_status_name(status));
+    assert_int_equal(status, TIDAL_ERROR_ILLEGAL_ACCESS);
+    assert_ok(tidal_free(ctx, p));
+    finish(ctx);
+}
+
 int main(int argc, char **argv)
 {
     harness_isolate_environment();
@@ -819,6 +844,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest known_bugs[] = {
         CASE(test_partial_coarse_unset_then_free),
         CASE(test_every_device_verdict_is_described),
+        CASE(test_no_pageable_operand_reaches_a_kernel_without_xnack),
     };
     if (argc > 1 && strcmp(argv[1], "known-bugs") == 0) {
         if (argc > 2)
