@@ -15,7 +15,7 @@
 #include "config/fault_operations.h"
 #include "pattern.h"
 #include "runtime/runtime.h"
-#include "runtime/sim/sim_ops.h"
+#include "runtime/sim/sim_module.h"
 #include "runtime/sim/sim_runtime.h"
 #include "status/error.h"
 

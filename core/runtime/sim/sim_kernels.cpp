@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pattern.h"
-#include "runtime/sim/sim_error_names.h"
+#include "runtime/sim/sim_errors.h"
 #include "runtime/sim/sim_runtime.h"
 
 namespace tidal::sim {

@@ -36,12 +36,12 @@
 
 #include "config/settings.h"
 #include "runtime/runtime_contract.h"
-#include "runtime/sim/cost_model.h"
-#include "runtime/sim/fault_injector.h"
-#include "runtime/sim/page_mask.h"
+#include "runtime/sim/sim_cost_model.h"
+#include "runtime/sim/sim_fault_injector.h"
+#include "runtime/sim/sim_page_mask.h"
 #include "runtime/sim/sim_allocation.h"
 #include "runtime/sim/sim_clock.h"
-#include "runtime/sim/tsan_annotations.h"
+#include "runtime/sim/sim_tsan_annotations.h"
 
 namespace tidal::sim {
 
