@@ -9,6 +9,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace tidal::sim {
 
 namespace {
@@ -39,7 +41,8 @@ SimRuntime::SimRuntime(const SimSettings &settings)
       capacity_(settings.capacity.value_or(settings.profile.capacity)),
       page_size_(settings.page_size.value_or(settings.profile.page_size)),
       xnack_(settings.xnack.value_or(settings.profile.xnack)),
-      amd_(settings.profile.vendor == "amd"), cost_(settings.profile), faults_(settings.faults)
+      amd_(settings.profile.vendor == "amd"), vmm_granularity_(settings.profile.vmm_granularity),
+      cost_(settings.profile), faults_(settings.faults)
 {
     const std::string where = "simulated device (profile " + profile_.name + "): ";
     if (profile_.vendor != "amd" && profile_.vendor != "nvidia")
@@ -54,6 +57,12 @@ SimRuntime::SimRuntime(const SimSettings &settings)
     if (page_size_ < 4096 || !std::has_single_bit(page_size_))
         throw std::invalid_argument(where + "page size must be a power of two >= 4096, not " +
                                     std::to_string(page_size_));
+    // Chunks are mapped by the host's mmap, which works in whole host pages.
+    const auto host_page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (vmm_granularity_ < host_page || !std::has_single_bit(vmm_granularity_))
+        throw std::invalid_argument(where + "vmm granularity must be a power of two >= " +
+                                    std::to_string(host_page) + ", not " +
+                                    std::to_string(vmm_granularity_));
     resident_.assign(static_cast<std::size_t>(devices_), 0);
     counters_.assign(static_cast<std::size_t>(devices_), SimCounters{});
     link_h2d_.assign(static_cast<std::size_t>(devices_), 0.0);

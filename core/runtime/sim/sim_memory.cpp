@@ -111,8 +111,8 @@ int SimRuntime::host_register(void *ptr, size_t size)
     if (ptr == nullptr || size == 0)
         return kInvalidValue;
     const auto p = reinterpret_cast<uintptr_t>(ptr);
-    if (size > UINTPTR_MAX - p)
-        return kInvalidValue;
+    if (size > UINTPTR_MAX - p || find_reservation(ptr) != nullptr)
+        return kInvalidValue; // elastic memory is device memory, never host memory to register
     if (SimAllocation *a = find(ptr)) {
         if (a->kind == TIDAL_KIND_PINNED)
             return kHostMemoryAlreadyRegistered;
@@ -154,6 +154,13 @@ int SimRuntime::pointer_kind(const void *ptr, int32_t *kind, int32_t *device) co
     if (a != nullptr && a->kind != TIDAL_KIND_PAGEABLE) {
         *kind = a->kind;
         *device = a->device;
+        return kSuccess;
+    }
+    if (const SimReservation *r = find_reservation(ptr)) {
+        // Elastic memory is device memory, resident or not: a caller that took a non-resident
+        // part for host memory would touch PROT_NONE pages.
+        *kind = TIDAL_KIND_DEVICE;
+        *device = r->device_at(reinterpret_cast<uintptr_t>(ptr));
         return kSuccess;
     }
     // Registered memory is page-locked memory as far as the runtime is concerned.

@@ -192,6 +192,39 @@ int rt_kernel_batch_copy(void *rt, int32_t device, const tidal_rt_copy_item *ite
     return guarded([&] { return self(rt).kernel_batch_copy(device, items, count, max_size, stream); });
 }
 
+int rt_vmm_granularity(void *rt, int32_t device, uint64_t *bytes)
+{
+    return guarded([&] { return self(rt).vmm_granularity(device, bytes); });
+}
+int rt_vmm_reserve(void *rt, int32_t device, size_t size, void **ptr)
+{
+    return guarded([&] { return self(rt).vmm_reserve(device, size, ptr); });
+}
+int rt_vmm_release(void *rt, void *ptr, size_t size)
+{
+    return guarded([&] { return self(rt).vmm_release(ptr, size); });
+}
+int rt_vmm_create(void *rt, int32_t device, size_t size, void **chunk)
+{
+    return guarded([&] { return self(rt).vmm_create(device, size, chunk); });
+}
+int rt_vmm_destroy(void *rt, void *chunk)
+{
+    return guarded([&] { return self(rt).vmm_destroy(chunk); });
+}
+int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk)
+{
+    return guarded([&] { return self(rt).vmm_map(ptr, size, chunk); });
+}
+int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size)
+{
+    return guarded([&] { return self(rt).vmm_set_access(device, ptr, size); });
+}
+int rt_vmm_unmap(void *rt, void *ptr, size_t size)
+{
+    return guarded([&] { return self(rt).vmm_unmap(ptr, size); });
+}
+
 // One table per naming: the ops table's error_name() has no instance to ask for its profile.
 constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name)(int))
 {
@@ -244,15 +277,14 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .kernel_batch_copy = rt_kernel_batch_copy,
         .pool_trim = nullptr,
         .pool_usage = nullptr,
-        // Filled once the simulated device has a virtual-memory model.
-        .vmm_granularity = nullptr,
-        .vmm_reserve = nullptr,
-        .vmm_release = nullptr,
-        .vmm_create = nullptr,
-        .vmm_destroy = nullptr,
-        .vmm_map = nullptr,
-        .vmm_set_access = nullptr,
-        .vmm_unmap = nullptr,
+        .vmm_granularity = rt_vmm_granularity,
+        .vmm_reserve = rt_vmm_reserve,
+        .vmm_release = rt_vmm_release,
+        .vmm_create = rt_vmm_create,
+        .vmm_destroy = rt_vmm_destroy,
+        .vmm_map = rt_vmm_map,
+        .vmm_set_access = rt_vmm_set_access,
+        .vmm_unmap = rt_vmm_unmap,
     };
 }
 

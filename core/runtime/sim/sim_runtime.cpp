@@ -3,6 +3,7 @@
 #include "runtime/sim/sim_runtime.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "runtime/sim/sim_errors.h"
@@ -50,15 +51,27 @@ void SimRuntime::tsan_after_books(const void *address) const
 }
 
 // ---- helpers
-SimAllocation *SimRuntime::find(const void *ptr) const
+namespace {
+
+// The entry of a map by base address whose [base, end()) holds ptr, or nullptr.
+template <typename T>
+T *containing(const std::map<uintptr_t, std::unique_ptr<T>> &by_base, const void *ptr)
 {
     const auto p = reinterpret_cast<uintptr_t>(ptr);
-    auto it = allocations_.upper_bound(p);
-    if (it == allocations_.begin())
+    auto it = by_base.upper_bound(p);
+    if (it == by_base.begin())
         return nullptr;
-    --it;
-    SimAllocation *a = it->second.get();
-    return p < a->end() ? a : nullptr;
+    T *entry = std::prev(it)->second.get();
+    return p < entry->end() ? entry : nullptr;
+}
+
+} // namespace
+
+SimAllocation *SimRuntime::find(const void *ptr) const { return containing(allocations_, ptr); }
+
+SimReservation *SimRuntime::find_reservation(const void *ptr) const
+{
+    return containing(reservations_, ptr);
 }
 
 SimAllocation *SimRuntime::find_range(const void *ptr, uint64_t size) const

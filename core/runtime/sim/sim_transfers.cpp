@@ -14,6 +14,14 @@ namespace tidal::sim {
 int SimRuntime::classify_copy_end(const void *ptr, uint64_t size, CopyEnd *out) const
 {
     const SimAllocation *a = find(ptr);
+    if (a == nullptr && find_reservation(ptr) != nullptr) {
+        // Elastic memory, copied by the device that owns the chunk, must be resident.
+        int32_t owner = -1;
+        if (!vmm_resident(ptr, size, -1, &owner))
+            return kIllegalAddress;
+        *out = {Endpoint::device, owner};
+        return kSuccess;
+    }
     if (a == nullptr) {
         *out = {registered(ptr, size) ? Endpoint::pinned : Endpoint::pageable, -1};
         return kSuccess;
@@ -46,6 +54,26 @@ int SimRuntime::classify_copy_end(const void *ptr, uint64_t size, CopyEnd *out) 
     return kSuccess;
 }
 
+// A copy that touches a non-resident part of elastic memory faults as a kernel would: it is
+// logged and counted against the device whose reservation it is.
+int SimRuntime::copy_failed(int error, Operation op, const void *ptr)
+{
+    if (error != kIllegalAddress)
+        return error;
+    const SimReservation *r = find_reservation(ptr);
+    const int32_t device = r != nullptr ? r->device_at(reinterpret_cast<uintptr_t>(ptr)) : 0;
+    ++counters_[static_cast<std::size_t>(device)].fatal_faults;
+    FaultRecord record;
+    record.type = FaultRecord::Type::illegal_address;
+    record.time = clock_.now();
+    record.device = device;
+    record.address = reinterpret_cast<uintptr_t>(ptr);
+    record.operation = FaultInjector::name(op);
+    record.native_error = kIllegalAddress;
+    log_fault(std::move(record));
+    return kIllegalAddress;
+}
+
 void SimRuntime::count_copy(const CopyEnd &src, const CopyEnd &dst, uint64_t bytes)
 {
     const bool src_device = src.endpoint == Endpoint::device;
@@ -68,9 +96,9 @@ int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
         return e;
     CopyEnd from, to;
     if (int e = classify_copy_end(src, size, &from))
-        return e;
+        return copy_failed(e, Operation::memcpy, src);
     if (int e = classify_copy_end(dst, size, &to))
-        return e;
+        return copy_failed(e, Operation::memcpy, dst);
     count_copy(from, to, size);
     do_work(s, [&] { std::memmove(dst, src, size); });
     const double duration = cost_.copy(from.endpoint, to.endpoint, size);
@@ -96,7 +124,7 @@ int SimRuntime::memset(void *dst, int value, size_t size, void *stream)
         return e;
     CopyEnd to;
     if (int e = classify_copy_end(dst, size, &to))
-        return e;
+        return copy_failed(e, Operation::memset, dst);
     do_work(s, [&] { std::memset(dst, value, size); });
     clock_.run(s, cost_.fill(to.endpoint, size));
     return kSuccess;
