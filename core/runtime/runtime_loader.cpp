@@ -7,7 +7,7 @@
 #include "log/logger.h"
 #include "policy/options_view.h"
 #include "runtime/sim/sim_ops.h"
-#include "status/error_table.h"
+#include "runtime/error_table.h"
 
 #ifndef TIDAL_RUNTIME_INSTALL_DIR
 #define TIDAL_RUNTIME_INSTALL_DIR ""
