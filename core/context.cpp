@@ -419,15 +419,8 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         }
         return;
     }
-    if (stream) {
-        // Memory the runtime frees at once: the stream's queued work may still use it.
-        try {
-            runtime_->stream_synchronize(stream->native, "synchronising the stream before freeing unpooled memory");
-        } catch (...) {
-            registry_.insert(r); // still allocated: keep it known, so nothing is lost
-            throw;
-        }
-    }
+    if (stream)
+        synchronize_before_free(r, *stream);
     if (const uint32_t coarse = runtime_advice(r) & TIDAL_ADVICE_COARSE_GRAIN) {
         try {
             runtime_->advise_bits(r.raw, r.raw_size, coarse, AdviceAction::unset, r.runtime_device);
@@ -439,6 +432,17 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
     if (int rc = runtime_->free(r.kind, r.runtime_device, r.raw, r.raw_size); rc != 0) {
         registry_.insert(r);
         runtime_->check(rc, fmt::format("freeing {} bytes of {} memory at {}", r.size, tidal_kind_name(r.kind), r.base));
+    }
+}
+
+void Context::synchronize_before_free(const AllocationRecord &r, const pool::StreamHandle &stream)
+{
+    // Memory the runtime frees at once: the stream's queued work may still use it.
+    try {
+        runtime_->stream_synchronize(stream.native, "synchronising the stream before freeing unpooled memory");
+    } catch (...) {
+        registry_.insert(r); // still allocated: keep it known, so nothing is lost
+        throw;
     }
 }
 

@@ -229,19 +229,6 @@ int Runtime::host_unregister_noexcept(void *ptr) noexcept
     return supports(RuntimeOp::host_unregister) ? ops_->host_unregister(instance_, ptr) : kNativeNotSupported;
 }
 
-int Runtime::pointer_kind(const void *p, int32_t *kind, int32_t *device) const noexcept
-{
-    if (!supports(RuntimeOp::pointer_kind))
-        return kNativeNotSupported;
-    int32_t k = 0, d = 0;
-    const int rc = ops_->pointer_kind(instance_, p, &k, &d);
-    if (rc == 0) {
-        *kind = k;
-        *device = d;
-    }
-    return rc;
-}
-
 void *Runtime::alloc_async(int32_t device, size_t size, void *stream)
 {
     require(RuntimeOp::stream_ordered_pool);
@@ -326,14 +313,6 @@ std::optional<int32_t> Runtime::query_range(const void *ptr, size_t size, tidal_
         return fmt::format("reading range attribute {} of {} bytes at {}", static_cast<int>(attr), size, ptr);
     });
     return value;
-}
-
-// Copies.
-
-void Runtime::memcpy(void *dst, const void *src, size_t size, void *stream, CallDescription what)
-{
-    require(RuntimeOp::memcpy);
-    check(RuntimeOp::memcpy, ops_->memcpy(instance_, dst, src, size, stream), what);
 }
 
 // Streams and events.

@@ -103,8 +103,13 @@ public:
     void host_unregister(void *ptr, CallDescription what = {});
     int host_unregister_noexcept(void *ptr) noexcept;
     // What the runtime says `p` is (a tidal_kind and a device); a failure or a runtime that
-    // cannot tell answers non-zero and leaves both as they were.
-    int pointer_kind(const void *p, int32_t *kind, int32_t *device) const noexcept;
+    // cannot tell answers non-zero and leaves both as they were. Inline: copies ask it for
+    // every end outside tidal's allocations.
+    int pointer_kind(const void *p, int32_t *kind, int32_t *device) const noexcept
+    {
+        return supports(RuntimeOp::pointer_kind) ? ops_->pointer_kind(instance_, p, kind, device)
+                                                 : kNativeNotSupported;
+    }
 
     // The runtime's own stream-ordered pool of device memory (RuntimeOp::stream_ordered_pool),
     // and its trim and usage (RuntimeOp::pool_trim).
@@ -132,8 +137,16 @@ public:
     std::optional<int32_t> query_range(const void *ptr, size_t size, tidal_rt_range_attr attr,
                                        CallDescription what = {});
 
-    // Copies.
-    void memcpy(void *dst, const void *src, size_t size, void *stream, CallDescription what = {});
+    // Copies. Inline, and the description made only on failure: every direct tidal_copy
+    // makes this call (out of line, with the description built first, it cost 22 instructions
+    // a copy, 1.6%).
+    template <typename What = CallDescription>
+    void memcpy(void *dst, const void *src, size_t size, void *stream, const What &what = {})
+    {
+        require(RuntimeOp::memcpy);
+        if (const int rc = ops_->memcpy(instance_, dst, src, size, stream); rc != 0) [[unlikely]]
+            fail(RuntimeOp::memcpy, rc, CallDescription(what));
+    }
 
     // Streams and events.
     void *stream_create(int32_t device, CallDescription what = {});
