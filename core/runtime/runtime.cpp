@@ -1,5 +1,7 @@
 #include "runtime/runtime.h"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "runtime/error_table.h"

@@ -92,9 +92,10 @@ public:
     void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 
     // Every throwing call below takes an optional description of what the caller was doing
-    // (see CallDescription); without one the error names the operation. Calls whose `_noexcept`
-    // twin (or whose own signature) returns an int are for paths that must go on (frees,
-    // teardown): they return the native code, kNativeNotSupported for a missing operation.
+    // (see CallDescription); without one the error names the operation. The calls that return
+    // an int instead (free, event_destroy, the `_noexcept` twins, ...) are for paths that must
+    // go on (frees, teardown): they return the native code, kNativeNotSupported for a missing
+    // operation.
 
     // Memory.
     void *alloc(tidal_kind kind, int32_t device, size_t size);
