@@ -17,7 +17,6 @@
 #include "log/logger.h"
 #include "runtime/runtime_loader.h"
 #include "status/error.h"
-#include "status/error_table.h"
 
 namespace tidal {
 namespace {
@@ -85,7 +84,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     Logger::set_level(settings_.log_level);
     runtime_ = RuntimeLoader::load(settings_);
     const bool vendor = settings_.pool.enabled && settings_.pool.backend == PoolBackend::vendor;
-    if (vendor && !runtime_->has_stream_ordered_pool())
+    if (vendor && !runtime_->supports(RuntimeOp::stream_ordered_pool))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{}pool.backend = \"vendor\": the {} runtime has no stream-ordered pool "
                                 "(cudaMallocAsync / hipMallocAsync) to serve device memory from",
@@ -122,7 +121,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     // GPU runtimes' prefetch calls block their thread for much of a migration: a worker
     // thread issues them. A runtime whose calls complete in order and never block (the
     // simulated device, whose clock must see its calls in program order) gets them in place.
-    const bool threaded = (runtime_->ops().traits & TIDAL_RT_TRAIT_IN_ORDER) == 0;
+    const bool threaded = !runtime_->has_trait(TIDAL_RT_TRAIT_IN_ORDER);
     scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
                                                       threaded);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
@@ -420,13 +419,8 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         }
         return;
     }
-    if (stream) {
-        // Memory the runtime frees at once: the stream's queued work may still use it.
-        if (int rc = runtime_->ops().stream_synchronize(runtime_->instance(), stream->native); rc != 0) {
-            registry_.insert(r);
-            runtime_->check(rc, "synchronising the stream before freeing unpooled memory");
-        }
-    }
+    if (stream)
+        synchronize_before_free(r, *stream);
     if (const uint32_t coarse = runtime_advice(r) & TIDAL_ADVICE_COARSE_GRAIN) {
         try {
             runtime_->advise_bits(r.raw, r.raw_size, coarse, AdviceAction::unset, r.runtime_device);
@@ -438,6 +432,17 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
     if (int rc = runtime_->free(r.kind, r.runtime_device, r.raw, r.raw_size); rc != 0) {
         registry_.insert(r);
         runtime_->check(rc, fmt::format("freeing {} bytes of {} memory at {}", r.size, tidal_kind_name(r.kind), r.base));
+    }
+}
+
+void Context::synchronize_before_free(const AllocationRecord &r, const pool::StreamHandle &stream)
+{
+    // Memory the runtime frees at once: the stream's queued work may still use it.
+    try {
+        runtime_->stream_synchronize(stream.native, "synchronising the stream before freeing unpooled memory");
+    } catch (...) {
+        registry_.insert(r); // still allocated: keep it known, so nothing is lost
+        throw;
     }
 }
 
@@ -480,8 +485,7 @@ void Context::prefetch(const void *ptr, size_t size, int32_t device)
         log_debug(fmt::format("prefetch of {} memory at {} is a no-op", tidal_kind_name(r.kind), ptr));
         return;
     }
-    if (!runtime_->ops().prefetch)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot prefetch", runtime_->name()));
+    runtime_->require(RuntimeOp::prefetch);
     DeclaredRange range;
     range.owner = r;
     range.ptr = ptr;
@@ -570,8 +574,8 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
         d.mode = a.mode;
         ranges.push_back(d);
     }
-    if (!runtime_->ops().prefetch && !ranges.empty())
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot migrate memory", runtime_->name()));
+    if (!ranges.empty())
+        runtime_->require(RuntimeOp::prefetch);
     scheduler_->declare(stream, ranges, lookahead);
 }
 
@@ -596,12 +600,8 @@ tidal_migration_stats Context::migration_stats(int32_t device) const { return sc
 
 double Context::clock() const
 {
-    const tidal_rt_ops &ops = runtime_->ops();
-    if (ops.clock) {
-        double seconds = 0;
-        runtime_->check(ops.clock(runtime_->instance(), &seconds), "reading the runtime's clock");
-        return seconds;
-    }
+    if (runtime_->supports(RuntimeOp::clock))
+        return runtime_->clock("reading the runtime's clock");
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -612,41 +612,26 @@ tidal_range_info Context::range_query(const void *ptr, size_t size) const
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{} is {} memory; range attributes exist for managed memory only", ptr, tidal_kind_name(r.kind)),
                     "tidal_pointer_query tells where other kinds live");
-    const tidal_rt_ops &ops = runtime_->ops();
-    if (!ops.query_range)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot query ranges", runtime_->name()));
+    runtime_->require(RuntimeOp::query_range);
     auto location = [](int32_t v) {
         return v == TIDAL_RT_LOCATION_HOST ? TIDAL_DEVICE_HOST : (v >= 0 ? v : TIDAL_LOCATION_NONE);
     };
-    auto attribute = [&](tidal_rt_range_attr attr, int32_t *value) {
-        const int rc = ops.query_range(runtime_->instance(), ptr, size, attr, value);
-        if (rc != 0 && ErrorTable::status_of(runtime_->family(), rc) == TIDAL_ERROR_NOT_SUPPORTED)
-            return false;
-        runtime_->check(rc, fmt::format("reading range attribute {} of {} bytes at {}", static_cast<int>(attr), size, ptr));
-        return true;
-    };
     tidal_range_info info = TIDAL_RANGE_INFO_INIT;
-    int32_t v = 0;
-    if (attribute(TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION, &v))
-        info.last_prefetch_location = location(v);
-    if (attribute(TIDAL_RT_ATTR_PREFERRED_LOCATION, &v))
-        info.preferred_location = location(v);
-    if (attribute(TIDAL_RT_ATTR_READ_MOSTLY, &v))
-        info.read_mostly = v ? 1 : 0;
-    if (attribute(TIDAL_RT_ATTR_COHERENCY_MODE, &v))
-        info.coherency = v == 0 ? TIDAL_COHERENCY_FINE : v == 1 ? TIDAL_COHERENCY_COARSE : TIDAL_COHERENCY_INDETERMINATE;
+    if (auto v = runtime_->query_range(ptr, size, TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION))
+        info.last_prefetch_location = location(*v);
+    if (auto v = runtime_->query_range(ptr, size, TIDAL_RT_ATTR_PREFERRED_LOCATION))
+        info.preferred_location = location(*v);
+    if (auto v = runtime_->query_range(ptr, size, TIDAL_RT_ATTR_READ_MOSTLY))
+        info.read_mostly = *v ? 1 : 0;
+    if (auto v = runtime_->query_range(ptr, size, TIDAL_RT_ATTR_COHERENCY_MODE))
+        info.coherency = *v == 0 ? TIDAL_COHERENCY_FINE : *v == 1 ? TIDAL_COHERENCY_COARSE : TIDAL_COHERENCY_INDETERMINATE;
     return info;
 }
 
 void *Context::stream_create(int32_t device)
 {
     runtime_->require_device(device);
-    if (!runtime_->ops().stream_create)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no streams", runtime_->name()));
-    void *stream = nullptr;
-    runtime_->check(runtime_->ops().stream_create(runtime_->instance(), device, &stream),
-                    fmt::format("creating a stream on device {}", device));
-    return stream;
+    return runtime_->stream_create(device, [&] { return fmt::format("creating a stream on device {}", device); });
 }
 
 void Context::stream_destroy(void *stream)
@@ -657,7 +642,7 @@ void Context::stream_destroy(void *stream)
         // Destroying it now would strand what is still tied to it.
         throw Error(e.status(), e.message() + "; the stream was not destroyed", e.hint(), e.native());
     }
-    runtime_->check(runtime_->ops().stream_destroy(runtime_->instance(), stream), "destroying a stream");
+    runtime_->stream_destroy(stream);
 }
 
 void Context::stream_forget(void *stream)
@@ -679,7 +664,7 @@ void Context::stream_forget(void *stream)
 
 void Context::stream_synchronize(void *stream)
 {
-    runtime_->check(runtime_->ops().stream_synchronize(runtime_->instance(), stream), "synchronising a stream");
+    runtime_->stream_synchronize(stream);
 }
 
 tidal_device_info Context::device_info(int32_t device) const

@@ -103,9 +103,11 @@ BatchCopier::~BatchCopier()
 
 bool BatchCopier::can_batch() const noexcept
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    return ops.kernel_batch_copy && ops.event_create && ops.event_record && ops.event_synchronize &&
-           ops.stream_create && ops.stream_synchronize;
+    for (RuntimeOp op : {RuntimeOp::kernel_batch_copy, RuntimeOp::event_create, RuntimeOp::event_record,
+                         RuntimeOp::event_synchronize, RuntimeOp::stream_create, RuntimeOp::stream_synchronize})
+        if (!runtime_.supports(op))
+            return false;
+    return true;
 }
 
 void BatchCopier::copy(std::span<const tidal_copy_item> items, void *stream)
@@ -127,7 +129,7 @@ void BatchCopier::copy(std::span<const tidal_copy_item> items, void *stream)
         void *on = stream ? stream : copies_.stream_for(device);
         run_waves(device, batched, on);
         if (!stream)
-            runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), on), "waiting for a batch of copies");
+            runtime_.stream_synchronize(on, "waiting for a batch of copies");
     }
     for (const Planned &p : planned)
         if (p.route == Route::single)
@@ -236,23 +238,23 @@ size_t BatchCopier::issue_wave(int32_t device, Slot &slot, const std::vector<Pla
     }
     run_host_jobs(pack);
 
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     try {
-        runtime_.check(ops.memcpy(rt, slot.device, slot.host, upload_end, stream),
-                       [&] { return fmt::format("copying a batch of {} items to device {}", count, device); });
+        runtime_.memcpy(slot.device, slot.host, upload_end, stream,
+                        [&] { return fmt::format("copying a batch of {} items to device {}", count, device); });
         slot.in_flight = true; // from here the device may be reading the slot
-        runtime_.check(ops.kernel_batch_copy(rt, device, reinterpret_cast<const tidal_rt_copy_item *>(slot.device),
-                                             static_cast<uint32_t>(count), max_size, stream),
-                       [&] { return fmt::format("launching the batch copy kernel for {} items on device {}", count, device); });
+        runtime_.kernel_batch_copy(device, reinterpret_cast<const tidal_rt_copy_item *>(slot.device),
+                                   static_cast<uint32_t>(count), max_size, stream, [&] {
+                                       return fmt::format("launching the batch copy kernel for {} items on device {}",
+                                                          count, device);
+                                   });
         if (download_end > download_begin)
-            runtime_.check(ops.memcpy(rt, slot.host + download_begin, slot.device + download_begin, download_end - download_begin, stream),
-                           [&] { return fmt::format("copying a batch of {} items from device {}", count, device); });
-        runtime_.check(ops.event_record(rt, slot.event, stream), "recording a batch staging event");
+            runtime_.memcpy(slot.host + download_begin, slot.device + download_begin, download_end - download_begin,
+                            stream, [&] { return fmt::format("copying a batch of {} items from device {}", count, device); });
+        runtime_.event_record(slot.event, stream, "recording a batch staging event");
     } catch (...) {
         // The slot may be reused only once the device is done with what was issued.
         if (slot.in_flight)
-            ops.stream_synchronize(rt, stream);
+            runtime_.stream_synchronize_noexcept(stream);
         slot.in_flight = false;
         throw;
     }
@@ -288,7 +290,7 @@ void BatchCopier::run_host_jobs(const std::vector<HostJob> &jobs)
 void BatchCopier::wait(Slot &slot)
 {
     if (slot.in_flight) {
-        runtime_.check(runtime_.ops().event_synchronize(runtime_.instance(), slot.event), "waiting for a batch staging slot");
+        runtime_.event_synchronize(slot.event, "waiting for a batch staging slot");
         slot.in_flight = false;
     }
 }
@@ -296,8 +298,7 @@ void BatchCopier::wait(Slot &slot)
 void BatchCopier::reserve(int32_t device, Slot &slot, size_t bytes)
 {
     if (!slot.event)
-        runtime_.check(runtime_.ops().event_create(runtime_.instance(), device, &slot.event),
-                       "creating a batch staging event");
+        slot.event = runtime_.event_create(device, "creating a batch staging event");
     if (slot.capacity >= bytes)
         return;
     free_buffers(device, slot); // idle: the caller waited for it
@@ -326,12 +327,11 @@ void BatchCopier::free_buffers(int32_t device, Slot &slot) noexcept
 
 void BatchCopier::release(int32_t device, Slot &slot) noexcept
 {
-    const tidal_rt_ops &ops = runtime_.ops();
     if (slot.in_flight)
-        ops.event_synchronize(runtime_.instance(), slot.event);
+        runtime_.event_synchronize_noexcept(slot.event);
     slot.in_flight = false;
     if (slot.event)
-        ops.event_destroy(runtime_.instance(), slot.event);
+        runtime_.event_destroy(slot.event);
     slot.event = nullptr;
     free_buffers(device, slot);
 }

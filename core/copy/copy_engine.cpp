@@ -28,23 +28,20 @@ CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, con
 
 CopyEngine::~CopyEngine()
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     for (Slot &s : ring_) {
-        if (s.in_flight && ops.event_synchronize)
-            ops.event_synchronize(rt, s.event);
+        if (s.in_flight)
+            runtime_.event_synchronize_noexcept(s.event);
         if (s.event)
-            ops.event_destroy(rt, s.event);
+            runtime_.event_destroy(s.event);
         if (s.buffer)
             runtime_.free(TIDAL_KIND_PINNED, 0, s.buffer, settings_.chunk_size);
     }
     for (void *s : streams_)
         if (s)
-            ops.stream_destroy(rt, s);
+            runtime_.stream_destroy_noexcept(s);
     for (const auto &[base, size] : registrations_) {
         log_warn(fmt::format("context destroyed with {} bytes at {:#x} still registered; unregistering", size, base));
-        if (ops.host_unregister)
-            ops.host_unregister(rt, reinterpret_cast<void *>(base));
+        runtime_.host_unregister_noexcept(reinterpret_cast<void *>(base));
     }
 }
 
@@ -76,7 +73,7 @@ CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destinatio
         }
     }
     int32_t kind = TIDAL_KIND_PAGEABLE, dev = TIDAL_DEVICE_HOST;
-    if (runtime_.ops().pointer_kind && runtime_.ops().pointer_kind(runtime_.instance(), p, &kind, &dev) == 0) {
+    if (runtime_.pointer_kind(p, &kind, &dev) == 0) {
         if (dev >= 0)
             *device = dev;
         if (kind == TIDAL_KIND_PINNED)
@@ -98,8 +95,6 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     int32_t dst_device = 0, src_device = 0;
     const Side d = side_of(dst, size, true, &dst_device);
     const Side s = side_of(src, size, false, &src_device);
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     auto what = [&] { return fmt::format("copying {} bytes from {} to {}", size, src, dst); };
     const bool overlap = ranges_overlap(dst, src, size);
     if (s != Side::device && d != Side::device) {
@@ -115,7 +110,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
                     fmt::format("the source ({} bytes at {}) and the destination ({}) overlap; nothing was copied", size, src, dst),
                     "copy between disjoint ranges (device memory), or through a host buffer");
     if (s != Side::pageable && d != Side::pageable) {
-        runtime_.check(ops.memcpy(rt, dst, src, size, stream), what);
+        runtime_.memcpy(dst, src, size, stream, what);
         direct_.fetch_add(1, std::memory_order_relaxed);
         return;
     }
@@ -125,7 +120,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     else
         staged_to_host(static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
     if (!stream && s == Side::pageable) // a synchronous copy is complete on return
-        runtime_.check(ops.stream_synchronize(rt, stream_for(dst_device)), what);
+        runtime_.stream_synchronize(stream_for(dst_device), what);
     (s == Side::pageable ? staged_h2d_ : staged_d2h_).fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -133,20 +128,21 @@ void CopyEngine::ensure_ring()
 {
     if (!ring_.empty())
         return;
-    const tidal_rt_ops &ops = runtime_.ops();
-    if (!ops.event_create || !ops.event_record || !ops.event_synchronize || !ops.stream_create)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no streams and events for staged copies", runtime_.name()));
+    // Staged copies need all of these: refuse before the pinned ring costs milliseconds.
+    for (RuntimeOp op : {RuntimeOp::event_create, RuntimeOp::event_record, RuntimeOp::event_synchronize,
+                         RuntimeOp::stream_create})
+        runtime_.require(op);
     std::vector<Slot> ring(std::max<uint32_t>(2, settings_.ring_depth));
     try {
         for (Slot &slot : ring) {
             // Pinned allocation costs milliseconds: the ring is made once and kept.
             slot.buffer = runtime_.alloc(TIDAL_KIND_PINNED, 0, settings_.chunk_size);
-            runtime_.check(ops.event_create(runtime_.instance(), 0, &slot.event), "creating a staging event");
+            slot.event = runtime_.event_create(0, "creating a staging event");
         }
     } catch (...) {
         for (Slot &slot : ring) {
             if (slot.event)
-                ops.event_destroy(runtime_.instance(), slot.event);
+                runtime_.event_destroy(slot.event);
             if (slot.buffer)
                 runtime_.free(TIDAL_KIND_PINNED, 0, slot.buffer, settings_.chunk_size);
         }
@@ -162,15 +158,14 @@ void *CopyEngine::stream_for(int32_t device)
         streams_.resize(static_cast<size_t>(device) + 1, nullptr);
     void *&s = streams_[static_cast<size_t>(device)];
     if (!s)
-        runtime_.check(runtime_.ops().stream_create(runtime_.instance(), device, &s),
-                       fmt::format("creating a copy stream on device {}", device));
+        s = runtime_.stream_create(device, [&] { return fmt::format("creating a copy stream on device {}", device); });
     return s;
 }
 
 void CopyEngine::wait(Slot &slot)
 {
     if (slot.in_flight) {
-        runtime_.check(runtime_.ops().event_synchronize(runtime_.instance(), slot.event), "waiting for a staging slot");
+        runtime_.event_synchronize(slot.event, "waiting for a staging slot");
         slot.in_flight = false;
     }
 }
@@ -178,17 +173,15 @@ void CopyEngine::wait(Slot &slot)
 void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void *stream)
 {
     ensure_ring();
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     const size_t chunk = settings_.chunk_size;
     for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
         Slot &slot = ring_[i % ring_.size()];
         const size_t len = std::min(chunk, size - off);
         wait(slot);                              // its previous DMA has read the slot
         workers_.copy(slot.buffer, src + off, len); // host threads fill it ...
-        runtime_.check(ops.memcpy(rt, static_cast<char *>(dst) + off, slot.buffer, len, stream),
-                       [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
-        runtime_.check(ops.event_record(rt, slot.event, stream), "recording a staging event");
+        runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
+                        [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
+        runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;                   // ... while the DMA of the last slot runs
     }
 }
@@ -196,16 +189,14 @@ void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void 
 void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *stream)
 {
     ensure_ring();
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     const size_t chunk = settings_.chunk_size;
     const size_t chunks = (size + chunk - 1) / chunk;
     auto issue = [&](size_t i) {
         Slot &slot = ring_[i % ring_.size()];
         const size_t off = i * chunk, len = std::min(chunk, size - off);
-        runtime_.check(ops.memcpy(rt, slot.buffer, static_cast<const char *>(src) + off, len, stream),
-                       [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
-        runtime_.check(ops.event_record(rt, slot.event, stream), "recording a staging event");
+        runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
+                        [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
+        runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;
     };
     for (size_t i = 0; i < std::min(chunks, ring_.size()); ++i) { // DMAs run ahead of the host by the ring's depth
@@ -241,10 +232,7 @@ void CopyEngine::register_host(void *ptr, size_t size)
     if (overlaps)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{} bytes at {} overlap a registered range", size, ptr),
                     "unregister the other range first");
-    if (!runtime_.ops().host_register)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime cannot register host memory", runtime_.name()));
-    runtime_.check(runtime_.ops().host_register(runtime_.instance(), ptr, size),
-                   fmt::format("registering {} bytes at {}", size, ptr));
+    runtime_.host_register(ptr, size, [&] { return fmt::format("registering {} bytes at {}", size, ptr); });
     registrations_.emplace(a, size);
 }
 
@@ -255,8 +243,9 @@ void CopyEngine::unregister_host(void *ptr)
     if (it == registrations_.end())
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not the start of a registered range", ptr),
                     "unregister the pointer that was registered");
-    if (runtime_.ops().host_unregister)
-        runtime_.check(runtime_.ops().host_unregister(runtime_.instance(), ptr), fmt::format("unregistering {}", ptr));
+    // A runtime that registers nothing has nothing to undo: the range was only tidal's.
+    if (runtime_.supports(RuntimeOp::host_unregister))
+        runtime_.host_unregister(ptr, [&] { return fmt::format("unregistering {}", ptr); });
     registrations_.erase(it);
 }
 

@@ -50,9 +50,7 @@ PlaceFinder::Place PlaceFinder::foreign(const void *p, size_t size)
     if (host_pages_.find(addr(p)))
         return Place{};
     int32_t kind = TIDAL_KIND_PAGEABLE, device = TIDAL_DEVICE_HOST;
-    const tidal_rt_ops &ops = runtime_.ops();
-    if (ops.pointer_kind && ops.pointer_kind(runtime_.instance(), p, &kind, &device) == 0 &&
-        kind != TIDAL_KIND_PAGEABLE) {
+    if (runtime_.pointer_kind(p, &kind, &device) == 0 && kind != TIDAL_KIND_PAGEABLE) {
         if (kind == TIDAL_KIND_PINNED)
             return Place{false, 0, true}; // not remembered as plain host pages: those are pageable
         return Place{true, device >= 0 ? device : 0};

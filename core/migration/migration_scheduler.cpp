@@ -61,7 +61,6 @@ MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, cons
 
 MigrationScheduler::~MigrationScheduler()
 {
-    const tidal_rt_ops &ops = runtime_.ops();
     for (DeviceState &d : devices_) {
         try {
             submit_steps(); // queued by a declaration that threw: still issue them
@@ -79,10 +78,8 @@ MigrationScheduler::~MigrationScheduler()
     units_.clear(); // gives the batches' events back
     for (DeviceState &d : devices_)
         for (void *s : d.streams) {
-            if (ops.stream_synchronize)
-                ops.stream_synchronize(runtime_.instance(), s);
-            if (ops.stream_destroy)
-                ops.stream_destroy(runtime_.instance(), s);
+            runtime_.stream_synchronize_noexcept(s);
+            runtime_.stream_destroy_noexcept(s);
         }
 }
 
@@ -96,12 +93,7 @@ void *MigrationScheduler::migration_stream(int32_t d)
 {
     DeviceState &ds = device(d);
     if (ds.streams.size() < settings_.streams) {
-        const tidal_rt_ops &ops = runtime_.ops();
-        if (!ops.stream_create)
-            throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no streams", runtime_.name()));
-        void *s = nullptr;
-        runtime_.check(ops.stream_create(runtime_.instance(), d, &s),
-                       [&] { return fmt::format("creating a migration stream on device {}", d); });
+        void *s = runtime_.stream_create(d, [&] { return fmt::format("creating a migration stream on device {}", d); });
         ds.streams.push_back(s);
         if (!ds.worker)
             ds.worker = std::make_unique<MigrationWorker>(threaded_);
@@ -129,15 +121,13 @@ void MigrationScheduler::unprotect(const std::vector<UnitRef> &refs) noexcept
 
 void MigrationScheduler::reap_closing(bool wait_oldest)
 {
-    const tidal_rt_ops &ops = runtime_.ops();
     for (auto &[stream, phases] : phases_) {
         while (!phases.closing.empty()) {
             Closing &c = phases.closing.front();
             if (!(events_.pollable() && events_.complete(c.event))) {
                 if (!wait_oldest)
                     break;
-                runtime_.check(ops.event_synchronize(runtime_.instance(), c.event),
-                               "waiting for a stream's declared work to finish");
+                runtime_.event_synchronize(c.event, "waiting for a stream's declared work to finish");
                 wait_oldest = false; // one phase at a time: the caller re-checks the budget
             }
             unprotect(c.units);
@@ -151,12 +141,8 @@ void MigrationScheduler::close_phase(void *stream, StreamPhases &phases, int32_t
 {
     if (!phases.current.empty()) {
         void *event = events_.acquire(device);
-        const int rc = runtime_.ops().event_record(runtime_.instance(), event, stream);
-        if (rc != 0) {
-            events_.release(device, event);
-            runtime_.check(rc, "recording the end of a stream's phase");
-        }
         try {
+            runtime_.event_record(event, stream, "recording the end of a stream's phase");
             phases.closing.push_back(Closing{event, device, std::move(phases.current)});
         } catch (...) {
             events_.release(device, event);
@@ -296,7 +282,7 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
     // with no copy back. Written data must travel back (~10 GB/s on the H200).
     // Freed memory has no advice left to play with (forget unset it): it always travels.
     const bool clean = !freed && !(u.mode & TIDAL_ACCESS_WRITE) && (u.advice & TIDAL_ADVICE_READ_MOSTLY) &&
-                       runtime_.ops().advise;
+                       runtime_.supports(RuntimeOp::advise);
     void *ms = migration_stream(d);
     std::vector<Step> &steps = ds.evictor ? ds.evict_steps : ds.steps;
     if (clean) {
@@ -314,8 +300,8 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
         ds.stats.dropped_bytes += size;
     } else {
         steps.push_back({span(ptr, size), [this, ptr, size, d, ms] {
-            runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
-                           [&] { return fmt::format("evicting {} bytes at {} from device {}", size, ptr, d); });
+            runtime_.prefetch(ptr, size, TIDAL_RT_LOCATION_HOST, ms,
+                              [&] { return fmt::format("evicting {} bytes at {} from device {}", size, ptr, d); });
         }});
         ds.stats.evicted_bytes += size;
     }
@@ -370,8 +356,7 @@ std::shared_ptr<MigrationScheduler::Batch> MigrationScheduler::record_batch(int3
 {
     auto batch = std::make_shared<Batch>(events_, d, events_.acquire(d));
     device(d).steps.push_back({{}, [this, batch, ms] {
-        runtime_.check(runtime_.ops().event_record(runtime_.instance(), batch->event, ms),
-                       "recording the end of a migration");
+        runtime_.event_record(batch->event, ms, "recording the end of a migration");
     }});
     unsubmitted_.push_back(batch);
     return batch;
@@ -470,8 +455,8 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::move
         }
         const void *ptr = reinterpret_cast<const void *>(needs[i].start);
         ds.steps.push_back({span(ptr, bytes), [this, ptr, bytes, d, ms] {
-            runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, bytes, d, ms),
-                           [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
+            runtime_.prefetch(ptr, bytes, d, ms,
+                              [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
         }});
         ++ds.stats.migration_calls;
         ds.stats.migrated_bytes += bytes;
@@ -536,8 +521,8 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
             const void *ptr = reinterpret_cast<const void *>(it->first);
             const size_t size = u.size;
             devices_[static_cast<size_t>(from)].steps.push_back({span(ptr, size), [this, ptr, size, ms] {
-                runtime_.check(runtime_.ops().prefetch(runtime_.instance(), ptr, size, TIDAL_RT_LOCATION_HOST, ms),
-                               "moving a range declared for the host back from its device");
+                runtime_.prefetch(ptr, size, TIDAL_RT_LOCATION_HOST, ms,
+                                  "moving a range declared for the host back from its device");
             }});
             devices_[static_cast<size_t>(from)].resident -= size;
             u.device = -1;
@@ -585,8 +570,7 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     // them (and recorded their events) first: waiting on an unrecorded event waits for nothing.
     for (const auto &b : waits) {
         wait_for(b);
-        runtime_.check(runtime_.ops().stream_wait_event(runtime_.instance(), stream, b->event),
-                       "ordering the caller's stream after tidal's migrations");
+        runtime_.stream_wait_event(stream, b->event, "ordering the caller's stream after tidal's migrations");
     }
 }
 
@@ -649,13 +633,12 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
             moves.push_back(it->second.ready);
     for (const auto &b : moves) {
         wait_for(b);
-        runtime_.check(runtime_.ops().stream_wait_event(runtime_.instance(), nullptr, b->event),
-                       "ordering an explicit prefetch after tidal's migrations of the range");
+        runtime_.stream_wait_event(nullptr, b->event, "ordering an explicit prefetch after tidal's migrations of the range");
     }
     auto issue = [&] {
         auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
-        runtime_.check(runtime_.ops().prefetch(runtime_.instance(), r.ptr, r.size, location, nullptr), what);
-        runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), nullptr), what);
+        runtime_.prefetch(r.ptr, r.size, location, nullptr, what);
+        runtime_.stream_synchronize(nullptr, what);
     };
     if (r.device == TIDAL_DEVICE_HOST) {
         issue();
@@ -684,7 +667,7 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
             ds.evictor->drain();
         ds.worker->drain();
         for (void *s : ds.streams)
-            runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), s), "waiting for evictions");
+            runtime_.stream_synchronize(s, "waiting for evictions");
     }
     issue();
     ++ds.stats.migration_calls;

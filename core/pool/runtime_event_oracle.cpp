@@ -14,10 +14,11 @@ RuntimeEventOracle::~RuntimeEventOracle()
 EventOracle::Token RuntimeEventOracle::record(StreamHandle stream)
 {
     void *event = events_.acquire(device_);
-    const int rc = runtime_.ops().event_record(runtime_.instance(), event, stream.native);
-    if (rc != 0) {
+    try {
+        runtime_.event_record(event, stream.native, "recording an event for a stream-ordered free");
+    } catch (...) {
         events_.release(device_, event);
-        runtime_.check(rc, "recording an event for a stream-ordered free");
+        throw;
     }
     std::lock_guard lock(mutex_);
     try {
@@ -48,15 +49,14 @@ bool RuntimeEventOracle::complete(Token token) noexcept
         return false;
     if (!events_.pollable()) {
         // A runtime that cannot poll: wait for the event (correct, only slower).
-        return runtime_.ops().event_synchronize(runtime_.instance(), event) == 0;
+        return runtime_.event_synchronize_noexcept(event) == 0;
     }
     return events_.complete(event);
 }
 
 void RuntimeEventOracle::synchronize(StreamHandle stream)
 {
-    runtime_.check(runtime_.ops().stream_synchronize(runtime_.instance(), stream.native),
-                   "waiting for a stream before its freed blocks serve other work");
+    runtime_.stream_synchronize(stream.native, "waiting for a stream before its freed blocks serve other work");
 }
 
 void RuntimeEventOracle::retire(Token token) noexcept

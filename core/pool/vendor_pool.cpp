@@ -33,7 +33,7 @@ PoolStats VendorPool::stats() const noexcept
     s.allocations = s.upstream_acquires = gauges_.upstream_acquires();
     s.frees = s.upstream_releases = gauges_.upstream_releases();
     uint64_t reserved = 0, used = 0;
-    if (runtime_.can_trim_stream_ordered_pool() && runtime_.pool_usage(device_, &reserved, &used) == 0) {
+    if (runtime_.pool_usage(device_, &reserved, &used) == 0) {
         s.reserved_bytes = std::max<uint64_t>(reserved, s.in_use_bytes);
         s.cached_bytes = reserved > used ? reserved - used : 0;
     }
@@ -42,15 +42,15 @@ PoolStats VendorPool::stats() const noexcept
 
 uint64_t VendorPool::trim(uint64_t keep)
 {
-    if (!runtime_.can_trim_stream_ordered_pool())
+    if (!runtime_.supports(RuntimeOp::pool_trim))
         return 0;
     uint64_t before = 0, after = 0, used = 0;
     runtime_.check(runtime_.pool_usage(device_, &before, &used), "reading the stream-ordered pool's usage");
     // The runtime gives back only memory whose stream-ordered free has run (tidal's own frees
     // of vendor memory are queued on the default stream): wait for the device first. (CUDA's
     // default pool, release threshold 0, gives its spare memory back at that very wait.)
-    if (const auto sync = runtime_.ops().device_synchronize)
-        runtime_.check(sync(runtime_.instance(), device_), "waiting for the device before trimming its pool");
+    if (runtime_.supports(RuntimeOp::device_synchronize))
+        runtime_.device_synchronize(device_, "waiting for the device before trimming its pool");
     runtime_.pool_trim(device_, keep);
     runtime_.check(runtime_.pool_usage(device_, &after, &used), "reading the stream-ordered pool's usage");
     return before > after ? before - after : 0;

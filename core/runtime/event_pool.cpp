@@ -13,7 +13,7 @@ EventPool::~EventPool()
         log_error(fmt::format("{} runtime event(s) still in use when their pool was destroyed", out_));
     for (auto &events : free_)
         for (void *e : events)
-            runtime_.ops().event_destroy(runtime_.instance(), e);
+            runtime_.event_destroy(e);
 }
 
 void *EventPool::acquire(int32_t device)
@@ -27,12 +27,9 @@ void *EventPool::acquire(int32_t device)
             return e;
         }
     }
-    const tidal_rt_ops &ops = runtime_.ops();
-    if (!ops.event_create || !ops.event_record)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime has no events", runtime_.name()));
-    void *event = nullptr;
-    runtime_.check(ops.event_create(runtime_.instance(), device, &event),
-                   [&] { return fmt::format("creating an event on device {}", device); });
+    // Events that cannot be recorded are of no use to anyone here.
+    runtime_.require(RuntimeOp::event_record);
+    void *event = runtime_.event_create(device, [&] { return fmt::format("creating an event on device {}", device); });
     std::lock_guard lock(mutex_);
     ++out_;
     return event;
@@ -47,14 +44,14 @@ void EventPool::release(int32_t device, void *event) noexcept
             free_.resize(static_cast<size_t>(device) + 1);
         free_[static_cast<size_t>(device)].push_back(event);
     } catch (...) {
-        runtime_.ops().event_destroy(runtime_.instance(), event); // no room to keep it
+        runtime_.event_destroy(event); // no room to keep it
     }
 }
 
 bool EventPool::complete(void *event) const noexcept
 {
     int32_t done = 0;
-    return runtime_.ops().event_query(runtime_.instance(), event, &done) == 0 && done != 0;
+    return runtime_.event_query(event, &done) == 0 && done != 0;
 }
 
 } // namespace tidal

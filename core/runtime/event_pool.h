@@ -25,7 +25,7 @@ public:
     void release(int32_t device, void *event) noexcept;
 
     // Whether every event of this runtime can be polled (event_query exists).
-    bool pollable() const noexcept { return runtime_.ops().event_query != nullptr; }
+    bool pollable() const noexcept { return runtime_.supports(RuntimeOp::event_query); }
     // Completed? A failed query answers false: waiting longer is always safe.
     bool complete(void *event) const noexcept;
 

@@ -1,13 +1,99 @@
 #include "runtime/runtime.h"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
+#include "runtime/error_table.h"
 #include "runtime/topology.h"
 #include "status/error.h"
-#include "status/error_table.h"
 
 namespace tidal {
 namespace {
+
+// What each optional operation is called in messages: "the {runtime} runtime does not support
+// {operation}" when it is missing, "{operation} failed on the {runtime} runtime" when a call
+// without a description of its own fails. Indexed by RuntimeOp.
+struct OpInfo {
+    const char *operation;
+    const char *hint; // for a missing operation; may be empty
+};
+constexpr const char *kKernelHint = "build tidal with the validation kernels (features hip_kernels / nvcc_kernels)";
+constexpr OpInfo kOps[] = {
+    {"registering host memory", ""},
+    {"unregistering host memory", ""},
+    {"asking what a pointer is", ""},
+    {"prefetching managed memory", ""},
+    {"memory advice", ""},
+    {"querying range attributes", ""},
+    {"copying memory", ""},
+    {"creating a stream", ""},
+    {"destroying a stream", ""},
+    {"synchronising a stream", ""},
+    {"creating an event", ""},
+    {"destroying an event", ""},
+    {"recording an event", ""},
+    {"making a stream wait for an event", ""},
+    {"waiting for an event", ""},
+    {"timing events", ""},
+    {"synchronising a device", ""},
+    {"the touch kernel", kKernelHint},
+    {"the pattern-fill kernel", kKernelHint},
+    {"the pattern-check kernel", kKernelHint},
+    {"the copy kernel", kKernelHint},
+    {"the triad kernel", kKernelHint},
+    {"the atomics kernel", kKernelHint},
+    {"polling an event", ""},
+    {"the spin kernel", kKernelHint},
+    {"reading its own clock", ""},
+    {"a stream-ordered pool (cudaMallocAsync / hipMallocAsync)", ""},
+    {"the batch-copy kernel", kKernelHint},
+    {"trimming its stream-ordered pool", ""},
+    {"virtual-memory mapping, so elastic memory is not available", "use device or managed memory on this runtime"},
+};
+static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
+
+const OpInfo &info(RuntimeOp op) noexcept { return kOps[static_cast<size_t>(op)]; }
+
+bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
+{
+    switch (op) {
+    case RuntimeOp::host_register: return o.host_register;
+    case RuntimeOp::host_unregister: return o.host_unregister;
+    case RuntimeOp::pointer_kind: return o.pointer_kind;
+    case RuntimeOp::prefetch: return o.prefetch;
+    case RuntimeOp::advise: return o.advise;
+    case RuntimeOp::query_range: return o.query_range;
+    case RuntimeOp::memcpy: return o.memcpy;
+    case RuntimeOp::stream_create: return o.stream_create;
+    case RuntimeOp::stream_destroy: return o.stream_destroy;
+    case RuntimeOp::stream_synchronize: return o.stream_synchronize;
+    case RuntimeOp::event_create: return o.event_create;
+    case RuntimeOp::event_destroy: return o.event_destroy;
+    case RuntimeOp::event_record: return o.event_record;
+    case RuntimeOp::stream_wait_event: return o.stream_wait_event;
+    case RuntimeOp::event_synchronize: return o.event_synchronize;
+    case RuntimeOp::event_elapsed_ms: return o.event_elapsed_ms;
+    case RuntimeOp::device_synchronize: return o.device_synchronize;
+    case RuntimeOp::kernel_touch: return o.kernel_touch;
+    case RuntimeOp::kernel_pattern_fill: return o.kernel_pattern_fill;
+    case RuntimeOp::kernel_pattern_check: return o.kernel_pattern_check;
+    case RuntimeOp::kernel_copy: return o.kernel_copy;
+    case RuntimeOp::kernel_triad: return o.kernel_triad;
+    case RuntimeOp::kernel_atomic_add: return o.kernel_atomic_add;
+    case RuntimeOp::event_query: return o.event_query;
+    case RuntimeOp::kernel_spin: return o.kernel_spin;
+    case RuntimeOp::clock: return o.clock;
+    case RuntimeOp::stream_ordered_pool: return o.alloc_async && o.free_async;
+    case RuntimeOp::kernel_batch_copy: return o.kernel_batch_copy;
+    case RuntimeOp::pool_trim: return o.alloc_async && o.free_async && o.pool_trim && o.pool_usage;
+    case RuntimeOp::vmm:
+        return o.vmm_granularity && o.vmm_reserve && o.vmm_release && o.vmm_create && o.vmm_destroy && o.vmm_map &&
+               o.vmm_set_access && o.vmm_unmap;
+    case RuntimeOp::count_: break;
+    }
+    return false;
+}
 
 struct AdviceBit {
     uint32_t bit;
@@ -41,10 +127,14 @@ template <typename Call> void for_each_advice(uint32_t bits, AdviceAction action
 
 } // namespace
 
+
 Runtime::Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
                  std::optional<SharedLibrary> module)
     : ops_(ops), instance_(instance), detail_(std::move(detail)), module_(std::move(module))
 {
+    for (size_t op = 0; op < static_cast<size_t>(RuntimeOp::count_); ++op)
+        if (present(*ops_, static_cast<RuntimeOp>(op)))
+            supported_ |= uint64_t{1} << op;
     try {
         int32_t count = 0;
         check(ops_->device_count(instance_, &count), "counting devices");
@@ -54,7 +144,7 @@ Runtime::Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
             p = {};
             p.struct_size = sizeof(p);
             p.numa_node = -1;
-            check(ops_->device_props(instance_, d, &p), fmt::format("reading the properties of device {}", d));
+            check(ops_->device_props(instance_, d, &p), [&] { return fmt::format("reading the properties of device {}", d); });
             if (p.numa_node < 0 && p.pci_bus_id[0] != '\0')
                 p.numa_node = Topology::numa_node_of_pci(p.pci_bus_id);
         }
@@ -74,6 +164,13 @@ Runtime::~Runtime()
         ops_->destroy(instance_);
 }
 
+void Runtime::unsupported(RuntimeOp op) const
+{
+    const OpInfo &i = info(op);
+    throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime does not support {}", ops_->name, i.operation),
+                i.hint);
+}
+
 void Runtime::require_device(int32_t device) const
 {
     if (device < 0 || device >= device_count())
@@ -88,7 +185,20 @@ void Runtime::fail(int native, const std::string &what) const
                                 fmt::format("{} failed on the {} runtime", what, ops_->name));
 }
 
+void Runtime::fail(RuntimeOp op, int native, const CallDescription &what) const
+{
+    fail(native, what.text(info(op).operation));
+}
+
 std::string Runtime::native_name(int native) const { return ops_->error_name(native); }
+
+void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    check(ops_->mem_info(instance_, device, free_bytes, total_bytes),
+          [&] { return fmt::format("reading the memory of device {}", device); });
+}
+
+// Memory.
 
 void *Runtime::alloc(tidal_kind kind, int32_t device, size_t size)
 {
@@ -104,8 +214,26 @@ int Runtime::free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexc
     return ops_->free(instance_, kind, device, ptr, size);
 }
 
+void Runtime::host_register(void *ptr, size_t size, CallDescription what)
+{
+    require(RuntimeOp::host_register);
+    check(RuntimeOp::host_register, ops_->host_register(instance_, ptr, size), what);
+}
+
+void Runtime::host_unregister(void *ptr, CallDescription what)
+{
+    require(RuntimeOp::host_unregister);
+    check(RuntimeOp::host_unregister, ops_->host_unregister(instance_, ptr), what);
+}
+
+int Runtime::host_unregister_noexcept(void *ptr) noexcept
+{
+    return supports(RuntimeOp::host_unregister) ? ops_->host_unregister(instance_, ptr) : kNativeNotSupported;
+}
+
 void *Runtime::alloc_async(int32_t device, size_t size, void *stream)
 {
+    require(RuntimeOp::stream_ordered_pool);
     void *out = nullptr;
     check(ops_->alloc_async(instance_, device, size, stream, &out), [&] {
         return fmt::format("allocating {} bytes from the stream-ordered pool of device {}", size, device);
@@ -115,17 +243,21 @@ void *Runtime::alloc_async(int32_t device, size_t size, void *stream)
 
 int Runtime::free_async(int32_t device, void *ptr, void *stream) noexcept
 {
-    return ops_->free_async(instance_, device, ptr, stream);
+    return supports(RuntimeOp::stream_ordered_pool) ? ops_->free_async(instance_, device, ptr, stream)
+                                                    : kNativeNotSupported;
 }
 
 void Runtime::pool_trim(int32_t device, uint64_t keep)
 {
+    require(RuntimeOp::pool_trim);
     check(ops_->pool_trim(instance_, device, keep),
           [&] { return fmt::format("trimming the stream-ordered pool of device {} to {} spare bytes", device, keep); });
 }
 
 int Runtime::pool_usage(int32_t device, uint64_t *reserved, uint64_t *used) const noexcept
 {
+    if (!supports(RuntimeOp::pool_trim))
+        return kNativeNotSupported;
     uint64_t r = 0, u = 0;
     const int rc = ops_->pool_usage(instance_, device, &r, &u);
     if (rc == 0) {
@@ -135,12 +267,20 @@ int Runtime::pool_usage(int32_t device, uint64_t *reserved, uint64_t *used) cons
     return rc;
 }
 
-void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location)
+// Migration and advice.
+
+void Runtime::prefetch(const void *ptr, size_t size, int32_t location, void *stream, CallDescription what)
 {
-    if (!ops_->advise)
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED, fmt::format("the {} runtime takes no memory advice", ops_->name));
-    check(ops_->advise(instance_, ptr, size, advice, location),
-          [&] { return fmt::format("memory advice {} on {} bytes at {}", static_cast<int>(advice), size, ptr); });
+    require(RuntimeOp::prefetch);
+    check(RuntimeOp::prefetch, ops_->prefetch(instance_, ptr, size, location, stream), what);
+}
+
+void Runtime::advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location, CallDescription what)
+{
+    require(RuntimeOp::advise);
+    check(ops_->advise(instance_, ptr, size, advice, location), what, [&] {
+        return fmt::format("memory advice {} on {} bytes at {}", static_cast<int>(advice), size, ptr);
+    });
 }
 
 void Runtime::advise_bits(const void *ptr, size_t size, uint32_t bits, AdviceAction action, int32_t device)
@@ -152,7 +292,7 @@ void Runtime::advise_bits(const void *ptr, size_t size, uint32_t bits, AdviceAct
 int Runtime::advise_bits_noexcept(const void *ptr, size_t size, uint32_t bits, AdviceAction action,
                                   int32_t device) noexcept
 {
-    if (!ops_->advise)
+    if (!supports(RuntimeOp::advise))
         return 0;
     int first = 0;
     for_each_advice(bits, action, device, [&](tidal_rt_advice advice, int32_t location) {
@@ -163,84 +303,226 @@ int Runtime::advise_bits_noexcept(const void *ptr, size_t size, uint32_t bits, A
     return first;
 }
 
-void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes)
+std::optional<int32_t> Runtime::query_range(const void *ptr, size_t size, tidal_rt_range_attr attr,
+                                            CallDescription what)
 {
-    check(ops_->mem_info(instance_, device, free_bytes, total_bytes),
-          [&] { return fmt::format("reading the memory of device {}", device); });
+    require(RuntimeOp::query_range);
+    int32_t value = 0;
+    const int rc = ops_->query_range(instance_, ptr, size, attr, &value);
+    if (rc != 0 && ErrorTable::status_of(ops_->family, rc) == TIDAL_ERROR_NOT_SUPPORTED)
+        return std::nullopt;
+    check(rc, what, [&] {
+        return fmt::format("reading range attribute {} of {} bytes at {}", static_cast<int>(attr), size, ptr);
+    });
+    return value;
 }
 
-bool Runtime::has_vmm() const noexcept
+// Streams and events.
+
+void *Runtime::stream_create(int32_t device, CallDescription what)
 {
-    return ops_->vmm_granularity && ops_->vmm_reserve && ops_->vmm_release && ops_->vmm_create &&
-           ops_->vmm_destroy && ops_->vmm_map && ops_->vmm_set_access && ops_->vmm_unmap;
+    require(RuntimeOp::stream_create);
+    void *stream = nullptr;
+    check(RuntimeOp::stream_create, ops_->stream_create(instance_, device, &stream), what);
+    return stream;
 }
 
-namespace {
-[[noreturn]] void no_vmm(const char *runtime)
+void Runtime::stream_destroy(void *stream, CallDescription what)
 {
-    throw Error(TIDAL_ERROR_NOT_SUPPORTED,
-                fmt::format("the {} runtime has no virtual-memory API, so elastic memory is not available", runtime));
+    require(RuntimeOp::stream_destroy);
+    check(RuntimeOp::stream_destroy, ops_->stream_destroy(instance_, stream), what);
 }
-} // namespace
 
-uint64_t Runtime::vmm_granularity(int32_t device)
+int Runtime::stream_destroy_noexcept(void *stream) noexcept
 {
-    if (!has_vmm())
-        no_vmm(ops_->name);
+    return supports(RuntimeOp::stream_destroy) ? ops_->stream_destroy(instance_, stream) : kNativeNotSupported;
+}
+
+void Runtime::stream_synchronize(void *stream, CallDescription what)
+{
+    require(RuntimeOp::stream_synchronize);
+    check(RuntimeOp::stream_synchronize, ops_->stream_synchronize(instance_, stream), what);
+}
+
+int Runtime::stream_synchronize_noexcept(void *stream) noexcept
+{
+    return supports(RuntimeOp::stream_synchronize) ? ops_->stream_synchronize(instance_, stream) : kNativeNotSupported;
+}
+
+void Runtime::device_synchronize(int32_t device, CallDescription what)
+{
+    require(RuntimeOp::device_synchronize);
+    check(RuntimeOp::device_synchronize, ops_->device_synchronize(instance_, device), what);
+}
+
+void *Runtime::event_create(int32_t device, CallDescription what)
+{
+    require(RuntimeOp::event_create);
+    void *event = nullptr;
+    check(RuntimeOp::event_create, ops_->event_create(instance_, device, &event), what);
+    return event;
+}
+
+int Runtime::event_destroy(void *event) noexcept
+{
+    return supports(RuntimeOp::event_destroy) ? ops_->event_destroy(instance_, event) : kNativeNotSupported;
+}
+
+void Runtime::event_record(void *event, void *stream, CallDescription what)
+{
+    require(RuntimeOp::event_record);
+    check(RuntimeOp::event_record, ops_->event_record(instance_, event, stream), what);
+}
+
+void Runtime::stream_wait_event(void *stream, void *event, CallDescription what)
+{
+    require(RuntimeOp::stream_wait_event);
+    check(RuntimeOp::stream_wait_event, ops_->stream_wait_event(instance_, stream, event), what);
+}
+
+void Runtime::event_synchronize(void *event, CallDescription what)
+{
+    require(RuntimeOp::event_synchronize);
+    check(RuntimeOp::event_synchronize, ops_->event_synchronize(instance_, event), what);
+}
+
+int Runtime::event_synchronize_noexcept(void *event) noexcept
+{
+    return supports(RuntimeOp::event_synchronize) ? ops_->event_synchronize(instance_, event) : kNativeNotSupported;
+}
+
+float Runtime::event_elapsed_ms(void *start, void *end, CallDescription what)
+{
+    require(RuntimeOp::event_elapsed_ms);
+    float ms = 0.0f;
+    check(RuntimeOp::event_elapsed_ms, ops_->event_elapsed_ms(instance_, start, end, &ms), what);
+    return ms;
+}
+
+int Runtime::event_query(void *event, int32_t *complete) const noexcept
+{
+    return supports(RuntimeOp::event_query) ? ops_->event_query(instance_, event, complete) : kNativeNotSupported;
+}
+
+double Runtime::clock(CallDescription what) const
+{
+    require(RuntimeOp::clock);
+    double seconds = 0;
+    check(RuntimeOp::clock, ops_->clock(instance_, &seconds), what);
+    return seconds;
+}
+
+// Kernels.
+
+void Runtime::kernel_touch(int32_t device, void *ptr, size_t size, bool write, void *stream, CallDescription what)
+{
+    require(RuntimeOp::kernel_touch);
+    check(RuntimeOp::kernel_touch, ops_->kernel_touch(instance_, device, ptr, size, write ? 1 : 0, stream), what);
+}
+
+void Runtime::kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint64_t seed, void *stream,
+                                  CallDescription what)
+{
+    require(RuntimeOp::kernel_pattern_fill);
+    check(RuntimeOp::kernel_pattern_fill, ops_->kernel_pattern_fill(instance_, device, ptr, size, seed, stream), what);
+}
+
+void Runtime::kernel_pattern_check(int32_t device, const void *ptr, size_t size, uint64_t seed,
+                                   uint64_t *mismatches, void *stream, CallDescription what)
+{
+    require(RuntimeOp::kernel_pattern_check);
+    check(RuntimeOp::kernel_pattern_check,
+          ops_->kernel_pattern_check(instance_, device, ptr, size, seed, mismatches, stream), what);
+}
+
+void Runtime::kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream,
+                          CallDescription what)
+{
+    require(RuntimeOp::kernel_copy);
+    check(RuntimeOp::kernel_copy, ops_->kernel_copy(instance_, device, dst, src, size, stream), what);
+}
+
+void Runtime::kernel_triad(int32_t device, double *a, const double *b, const double *c, double scalar, size_t size,
+                           void *stream, CallDescription what)
+{
+    require(RuntimeOp::kernel_triad);
+    check(RuntimeOp::kernel_triad, ops_->kernel_triad(instance_, device, a, b, c, scalar, size, stream), what);
+}
+
+void Runtime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations, void *stream,
+                                CallDescription what)
+{
+    require(RuntimeOp::kernel_atomic_add);
+    check(RuntimeOp::kernel_atomic_add, ops_->kernel_atomic_add(instance_, device, counters, count, iterations, stream),
+          what);
+}
+
+void Runtime::kernel_spin(int32_t device, uint64_t ns, void *stream, CallDescription what)
+{
+    require(RuntimeOp::kernel_spin);
+    check(RuntimeOp::kernel_spin, ops_->kernel_spin(instance_, device, ns, stream), what);
+}
+
+void Runtime::kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count, uint64_t max_size,
+                                void *stream, CallDescription what)
+{
+    require(RuntimeOp::kernel_batch_copy);
+    check(RuntimeOp::kernel_batch_copy, ops_->kernel_batch_copy(instance_, device, items, count, max_size, stream),
+          what);
+}
+
+// The virtual-memory group.
+
+uint64_t Runtime::vmm_granularity(int32_t device, CallDescription what)
+{
+    require(RuntimeOp::vmm);
     uint64_t bytes = 0;
-    check(ops_->vmm_granularity(instance_, device, &bytes),
-          [&] { return fmt::format("reading the virtual-memory granularity of device {}", device); });
+    check(ops_->vmm_granularity(instance_, device, &bytes), what, [&] { return fmt::format("reading the virtual-memory granularity of device {}", device); });
     return bytes;
 }
 
-void *Runtime::vmm_reserve(int32_t device, size_t size)
+void *Runtime::vmm_reserve(int32_t device, size_t size, CallDescription what)
 {
-    if (!has_vmm())
-        no_vmm(ops_->name);
+    require(RuntimeOp::vmm);
     void *out = nullptr;
-    check(ops_->vmm_reserve(instance_, device, size, &out),
-          [&] { return fmt::format("reserving {} bytes of address space on device {}", size, device); });
+    check(ops_->vmm_reserve(instance_, device, size, &out), what, [&] { return fmt::format("reserving {} bytes of address space on device {}", size, device); });
     return out;
 }
 
-void Runtime::vmm_map(void *ptr, size_t size, void *chunk)
+void Runtime::vmm_map(void *ptr, size_t size, void *chunk, CallDescription what)
 {
-    if (!has_vmm())
-        no_vmm(ops_->name);
-    check(ops_->vmm_map(instance_, ptr, size, chunk),
-          [&] { return fmt::format("mapping {} bytes of physical memory at {}", size, ptr); });
+    require(RuntimeOp::vmm);
+    check(ops_->vmm_map(instance_, ptr, size, chunk), what, [&] { return fmt::format("mapping {} bytes of physical memory at {}", size, ptr); });
 }
 
-void Runtime::vmm_set_access(int32_t device, void *ptr, size_t size)
+void Runtime::vmm_set_access(int32_t device, void *ptr, size_t size, CallDescription what)
 {
-    if (!has_vmm())
-        no_vmm(ops_->name);
-    check(ops_->vmm_set_access(instance_, device, ptr, size),
-          [&] { return fmt::format("granting device {} access to {} bytes at {}", device, size, ptr); });
+    require(RuntimeOp::vmm);
+    check(ops_->vmm_set_access(instance_, device, ptr, size), what, [&] { return fmt::format("granting device {} access to {} bytes at {}", device, size, ptr); });
 }
 
-void *Runtime::vmm_create(int32_t device, size_t size)
+void *Runtime::vmm_create(int32_t device, size_t size, CallDescription what)
 {
-    if (!has_vmm())
-        no_vmm(ops_->name);
+    require(RuntimeOp::vmm);
     void *out = nullptr;
-    check(ops_->vmm_create(instance_, device, size, &out),
-          [&] { return fmt::format("creating {} bytes of physical memory on device {}", size, device); });
+    check(ops_->vmm_create(instance_, device, size, &out), what, [&] { return fmt::format("creating {} bytes of physical memory on device {}", size, device); });
     return out;
 }
 
-void Runtime::vmm_unmap(void *ptr, size_t size)
+void Runtime::vmm_unmap(void *ptr, size_t size, CallDescription what)
 {
-    if (!has_vmm())
-        no_vmm(ops_->name);
-    check(ops_->vmm_unmap(instance_, ptr, size), [&] { return fmt::format("unmapping {} bytes at {}", size, ptr); });
+    require(RuntimeOp::vmm);
+    check(ops_->vmm_unmap(instance_, ptr, size), what, [&] { return fmt::format("unmapping {} bytes at {}", size, ptr); });
 }
 
-int Runtime::vmm_destroy(void *chunk) noexcept { return has_vmm() ? ops_->vmm_destroy(instance_, chunk) : 0; }
+int Runtime::vmm_destroy(void *chunk) noexcept
+{
+    return supports(RuntimeOp::vmm) ? ops_->vmm_destroy(instance_, chunk) : kNativeNotSupported;
+}
 
 int Runtime::vmm_release(void *ptr, size_t size) noexcept
 {
-    return has_vmm() ? ops_->vmm_release(instance_, ptr, size) : 0;
+    return supports(RuntimeOp::vmm) ? ops_->vmm_release(instance_, ptr, size) : kNativeNotSupported;
 }
 
 } // namespace tidal

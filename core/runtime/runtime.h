@@ -1,14 +1,18 @@
-// The core's handle on one device runtime: the ops table, its instance, the module it came
-// from (if any), and the device properties read once at start. Every call checks the native
-// code and throws a translated tidal::Error, so the rest of the core never sees a native code.
+// The core's one handle on a device runtime: the ops table, its instance, the module it came
+// from (if any), and the device properties read once at start. The core reaches the runtime
+// only through the methods below, one per contract operation: each checks once that an
+// optional operation is there (supports()), says the same thing when it is not, and turns a
+// failing native code into a translated tidal::Error, so the rest of the core never sees the
+// raw table nor a native code it did not ask for.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "runtime/call_description.h"
 #include "runtime/runtime_contract.h"
 #include "runtime/shared_library.h"
 
@@ -16,8 +20,48 @@ namespace tidal {
 
 enum class AdviceAction { set, unset };
 
+// The contract's optional operations (and groups that are optional together). The mandatory
+// ones (alloc, free, mem_info, ...) are checked by the loader and always there.
+enum class RuntimeOp : uint8_t {
+    host_register,
+    host_unregister,
+    pointer_kind,
+    prefetch,
+    advise,
+    query_range,
+    memcpy,
+    stream_create,
+    stream_destroy,
+    stream_synchronize,
+    event_create,
+    event_destroy,
+    event_record,
+    stream_wait_event,
+    event_synchronize,
+    event_elapsed_ms,
+    device_synchronize,
+    kernel_touch,
+    kernel_pattern_fill,
+    kernel_pattern_check,
+    kernel_copy,
+    kernel_triad,
+    kernel_atomic_add,
+    event_query,
+    kernel_spin,
+    clock,
+    stream_ordered_pool, // alloc_async + free_async
+    kernel_batch_copy,
+    pool_trim,           // pool_trim + pool_usage, with the stream-ordered pool
+    vmm,                 // the virtual-memory group, all eight
+    count_
+};
+
 class Runtime {
 public:
+    // Both families number "not supported" 801 (hipErrorNotSupported, cudaErrorNotSupported):
+    // what a noexcept call of a missing operation returns.
+    static constexpr int kNativeNotSupported = 801;
+
     // Takes ownership of `instance` (destroyed through ops->destroy) and of `module`.
     Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
             std::optional<SharedLibrary> module = std::nullopt);
@@ -28,31 +72,57 @@ public:
     const char *name() const noexcept { return ops_->name; }
     const std::string &detail() const noexcept { return detail_; }
     tidal_rt_family family() const noexcept { return ops_->family; }
-    const tidal_rt_ops &ops() const noexcept { return *ops_; }
-    void *instance() const noexcept { return instance_; }
+    bool has_trait(tidal_rt_trait trait) const noexcept { return (ops_->traits & trait) != 0; }
+
+    bool supports(RuntimeOp op) const noexcept { return (supported_ >> static_cast<unsigned>(op)) & 1u; }
+    // The one error for a missing operation: TIDAL_ERROR_NOT_SUPPORTED, "the {name} runtime
+    // does not support {operation}".
+    [[noreturn]] void unsupported(RuntimeOp op) const;
+    // Throws that error unless `op` is there (for a caller that needs it before it starts).
+    void require(RuntimeOp op) const
+    {
+        if (!supports(op)) [[unlikely]]
+            unsupported(op);
+    }
 
     int32_t device_count() const noexcept { return static_cast<int32_t>(props_.size()); }
     const tidal_rt_device_props &props(int32_t device) const { return props_.at(device); }
     // Throws TIDAL_ERROR_NOT_FOUND unless 0 <= device < device_count().
     void require_device(int32_t device) const;
+    void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
 
+    // Every throwing call below takes an optional description of what the caller was doing
+    // (see CallDescription); without one the error names the operation. The calls that return
+    // an int instead (free, event_destroy, the `_noexcept` twins, ...) are for paths that must
+    // go on (frees, teardown): they return the native code, kNativeNotSupported for a missing
+    // operation.
+
+    // Memory.
     void *alloc(tidal_kind kind, int32_t device, size_t size);
-    // Frees without throwing: teardown paths must go on. Returns the native code.
     int free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept;
-    // The runtime's own stream-ordered pool of device memory (alloc_async / free_async), where
-    // the module has one; callers check has_stream_ordered_pool() first.
-    bool has_stream_ordered_pool() const noexcept { return ops_->alloc_async && ops_->free_async; }
+    void host_register(void *ptr, size_t size, CallDescription what = {});
+    void host_unregister(void *ptr, CallDescription what = {});
+    int host_unregister_noexcept(void *ptr) noexcept;
+    // What the runtime says `p` is (a tidal_kind and a device); a failure or a runtime that
+    // cannot tell answers non-zero and leaves both as they were. Inline: copies ask it for
+    // every end outside tidal's allocations.
+    int pointer_kind(const void *p, int32_t *kind, int32_t *device) const noexcept
+    {
+        return supports(RuntimeOp::pointer_kind) ? ops_->pointer_kind(instance_, p, kind, device)
+                                                 : kNativeNotSupported;
+    }
+
+    // The runtime's own stream-ordered pool of device memory (RuntimeOp::stream_ordered_pool),
+    // and its trim and usage (RuntimeOp::pool_trim).
     void *alloc_async(int32_t device, size_t size, void *stream);
     int free_async(int32_t device, void *ptr, void *stream) noexcept;
-    // That pool's trim and usage (pool_trim / pool_usage), where the module has them.
-    bool can_trim_stream_ordered_pool() const noexcept
-    {
-        return has_stream_ordered_pool() && ops_->pool_trim && ops_->pool_usage;
-    }
     void pool_trim(int32_t device, uint64_t keep);
-    // Returns the native code; `reserved` and `used` are set only on success.
+    // `reserved` and `used` are set only on success.
     int pool_usage(int32_t device, uint64_t *reserved, uint64_t *used) const noexcept;
-    void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location);
+
+    // Migration and advice.
+    void prefetch(const void *ptr, size_t size, int32_t location, void *stream, CallDescription what = {});
+    void advise(const void *ptr, size_t size, tidal_rt_advice advice, int32_t location, CallDescription what = {});
     // The one translation of TIDAL_ADVICE_* bits into runtime advice: one call per bit, in the
     // order of the bits' values; `device` is the location of every bit but preferred-host.
     // Preferred device and preferred host are one runtime attribute, so unsetting either or
@@ -63,43 +133,104 @@ public:
     // that takes no advice is no failure. Returns the first failing call's native code, or 0.
     int advise_bits_noexcept(const void *ptr, size_t size, uint32_t bits, AdviceAction action,
                              int32_t device) noexcept;
-    void mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_bytes);
+    // One range attribute; nullopt when the runtime answers that it cannot tell this one (its
+    // not-supported code), as HIP does for attributes CUDA has and the reverse.
+    std::optional<int32_t> query_range(const void *ptr, size_t size, tidal_rt_range_attr attr,
+                                       CallDescription what = {});
 
-    // The virtual-memory group (elastic memory). has_vmm() is false when the module lacks the
-    // group; each call below then throws TIDAL_ERROR_NOT_SUPPORTED. A runtime that has the
+    // Copies. Inline, and the description made only on failure: every direct tidal_copy
+    // makes this call (out of line, with the description built first, it cost 22 instructions
+    // a copy, 1.6%).
+    template <typename What = CallDescription>
+    void memcpy(void *dst, const void *src, size_t size, void *stream, const What &what = {})
+    {
+        require(RuntimeOp::memcpy);
+        if (const int rc = ops_->memcpy(instance_, dst, src, size, stream); rc != 0) [[unlikely]]
+            fail(RuntimeOp::memcpy, rc, CallDescription(what));
+    }
+
+    // Streams and events.
+    void *stream_create(int32_t device, CallDescription what = {});
+    void stream_destroy(void *stream, CallDescription what = {});
+    int stream_destroy_noexcept(void *stream) noexcept;
+    void stream_synchronize(void *stream, CallDescription what = {});
+    int stream_synchronize_noexcept(void *stream) noexcept;
+    void device_synchronize(int32_t device, CallDescription what = {});
+    void *event_create(int32_t device, CallDescription what = {});
+    int event_destroy(void *event) noexcept;
+    void event_record(void *event, void *stream, CallDescription what = {});
+    void stream_wait_event(void *stream, void *event, CallDescription what = {});
+    void event_synchronize(void *event, CallDescription what = {});
+    int event_synchronize_noexcept(void *event) noexcept;
+    float event_elapsed_ms(void *start, void *end, CallDescription what = {});
+    // *complete = 1 once the event's work has finished; never blocks.
+    int event_query(void *event, int32_t *complete) const noexcept;
+    // Seconds on the runtime's own clock (RuntimeOp::clock).
+    double clock(CallDescription what = {}) const;
+
+    // Kernels (kernels/), asynchronous on `stream` unless the contract says otherwise.
+    void kernel_touch(int32_t device, void *ptr, size_t size, bool write, void *stream, CallDescription what = {});
+    void kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint64_t seed, void *stream,
+                             CallDescription what = {});
+    void kernel_pattern_check(int32_t device, const void *ptr, size_t size, uint64_t seed, uint64_t *mismatches,
+                              void *stream, CallDescription what = {});
+    void kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream, CallDescription what = {});
+    void kernel_triad(int32_t device, double *a, const double *b, const double *c, double scalar, size_t size,
+                      void *stream, CallDescription what = {});
+    void kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations, void *stream,
+                           CallDescription what = {});
+    void kernel_spin(int32_t device, uint64_t ns, void *stream, CallDescription what = {});
+    void kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count, uint64_t max_size,
+                           void *stream, CallDescription what = {});
+
+    // The virtual-memory group (RuntimeOp::vmm), for elastic memory. A runtime that has the
     // group but answers its not-supported code on a device throws the same, translated.
-    bool has_vmm() const noexcept;
-    uint64_t vmm_granularity(int32_t device);
-    void *vmm_reserve(int32_t device, size_t size);
-    void vmm_map(void *ptr, size_t size, void *chunk);
-    void vmm_set_access(int32_t device, void *ptr, size_t size);
-    void *vmm_create(int32_t device, size_t size);
-    void vmm_unmap(void *ptr, size_t size);
-    // Release paths must go on: these return the native code.
+    uint64_t vmm_granularity(int32_t device, CallDescription what = {});
+    void *vmm_reserve(int32_t device, size_t size, CallDescription what = {});
+    void vmm_map(void *ptr, size_t size, void *chunk, CallDescription what = {});
+    void vmm_set_access(int32_t device, void *ptr, size_t size, CallDescription what = {});
+    void *vmm_create(int32_t device, size_t size, CallDescription what = {});
+    void vmm_unmap(void *ptr, size_t size, CallDescription what = {});
     int vmm_destroy(void *chunk) noexcept;
     int vmm_release(void *ptr, size_t size) noexcept;
 
-    // Throws the translated error for a non-zero native code. `what` describes the operation:
-    // a string, or a callable returning one, called only on failure, so hot paths (copies,
-    // prefetches, kernels) never format a message that is not needed.
-    template <typename What> void check(int native, What &&what) const
+    // Throws the translated error for a non-zero native code (one a noexcept call returned).
+    void check(int native, CallDescription what) const
     {
-        if (native == 0) [[likely]]
-            return;
-        if constexpr (std::is_invocable_v<What>)
-            fail(native, std::string(what()));
-        else
-            fail(native, std::string(what));
+        if (native != 0) [[unlikely]]
+            fail(native, what.text());
     }
     [[noreturn]] void fail(int native, const std::string &what) const;
     std::string native_name(int native) const;
 
 private:
+    // Tests read the instance behind a context (the simulated device's call counters).
+    friend struct RuntimeTestAccess;
+
+    const tidal_rt_ops &ops() const noexcept { return *ops_; }
+    void *instance() const noexcept { return instance_; }
+    // Throws the translated error for a failed call of `op`, described by `what` or else by
+    // the operation's own description.
+    void check(RuntimeOp op, int native, const CallDescription &what) const
+    {
+        if (native != 0) [[unlikely]]
+            fail(op, native, what);
+    }
+    [[noreturn]] void fail(RuntimeOp op, int native, const CallDescription &what) const;
+    // The same with a default description of the call's own (its arguments), formatted only
+    // on failure and only when the caller gave none.
+    template <typename Describe> void check(int native, const CallDescription &what, const Describe &fallback) const
+    {
+        if (native != 0) [[unlikely]]
+            fail(native, what.empty() ? std::string(fallback()) : what.text());
+    }
+
     const tidal_rt_ops *ops_;
     void *instance_;
     std::string detail_;
     std::optional<SharedLibrary> module_; // destroyed after the instance
     std::vector<tidal_rt_device_props> props_;
+    uint64_t supported_ = 0; // bit i: RuntimeOp i is there
 };
 
 } // namespace tidal

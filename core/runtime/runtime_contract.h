@@ -13,8 +13,8 @@
  *  - Plain C across the boundary; no exception escapes an entry point.
  *  - Every entry point returns a NATIVE error code: 0 = success, otherwise the runtime's own
  *    number (hipError_t / cudaError_t; the simulated device uses HIP's numbers). The core
- *    turns it into a tidal_status through its one translation table (core/status) using
- *    `family` and error_name().
+ *    turns it into a tidal_status through its one translation table
+ *    (core/runtime/error_table.h) using `family` and error_name().
  *  - Preconditions the core guarantees, so runtimes need not re-check: `rt` is the instance
  *    create() returned; device indices are in [0, device_count); sizes are > 0 and do not
  *    overflow; pointers passed to free()/prefetch()/advise() came from this runtime's alloc()

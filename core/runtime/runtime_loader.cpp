@@ -6,8 +6,8 @@
 
 #include "log/logger.h"
 #include "policy/options_view.h"
+#include "runtime/error_table.h"
 #include "runtime/sim/sim_module.h"
-#include "status/error_table.h"
 
 #ifndef TIDAL_RUNTIME_INSTALL_DIR
 #define TIDAL_RUNTIME_INSTALL_DIR ""

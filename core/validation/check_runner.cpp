@@ -9,15 +9,13 @@ namespace tidal {
 
 CheckRunner::~CheckRunner()
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     for (Lane &l : lanes_) {
         if (l.start)
-            ops.event_destroy(rt, l.start);
+            runtime_.event_destroy(l.start);
         if (l.end)
-            ops.event_destroy(rt, l.end);
+            runtime_.event_destroy(l.end);
         if (l.stream)
-            ops.stream_destroy(rt, l.stream);
+            runtime_.stream_destroy_noexcept(l.stream);
     }
 }
 
@@ -79,57 +77,45 @@ CheckRunner::Lane &CheckRunner::lane(int32_t device)
     Lane &l = lanes_[static_cast<size_t>(device)];
     if (l.ready)
         return l;
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
-    if (ops.stream_create && ops.event_create && ops.event_record && ops.event_synchronize && ops.event_elapsed_ms) {
-        runtime_.check(ops.stream_create(rt, device, &l.stream), fmt::format("creating a stream on device {}", device));
-        runtime_.check(ops.event_create(rt, device, &l.start), "creating a timing event");
-        runtime_.check(ops.event_create(rt, device, &l.end), "creating a timing event");
+    // Without streams and timing events the kernels run on the default stream, untimed.
+    if (runtime_.supports(RuntimeOp::stream_create) && runtime_.supports(RuntimeOp::event_create) &&
+        runtime_.supports(RuntimeOp::event_record) && runtime_.supports(RuntimeOp::event_synchronize) &&
+        runtime_.supports(RuntimeOp::event_elapsed_ms)) {
+        l.stream = runtime_.stream_create(device, [&] { return fmt::format("creating a stream on device {}", device); });
+        l.start = runtime_.event_create(device, "creating a timing event");
+        l.end = runtime_.event_create(device, "creating a timing event");
     }
     l.ready = true;
     return l;
 }
 
-int CheckRunner::launch(const tidal_check &c, void *stream, uint64_t *mismatches)
+void CheckRunner::launch(const tidal_check &c, void *stream, uint64_t *mismatches, CallDescription what)
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
-    auto missing = [&](const char *what) -> int {
-        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
-                    fmt::format("the {} runtime of this build has no {} kernel", runtime_.name(), what),
-                    "build tidal with the validation kernels (features hip_kernels / nvcc_kernels)");
-    };
     switch (c.kind) {
     case TIDAL_CHECK_TOUCH_READ:
     case TIDAL_CHECK_TOUCH_WRITE:
-        return ops.kernel_touch ? ops.kernel_touch(rt, c.device, c.target, c.size, c.kind == TIDAL_CHECK_TOUCH_WRITE, stream)
-                                : missing("touch");
+        return runtime_.kernel_touch(c.device, c.target, c.size, c.kind == TIDAL_CHECK_TOUCH_WRITE, stream, what);
     case TIDAL_CHECK_PATTERN_FILL:
-        return ops.kernel_pattern_fill ? ops.kernel_pattern_fill(rt, c.device, c.target, c.size, c.seed, stream)
-                                       : missing("pattern");
+        return runtime_.kernel_pattern_fill(c.device, c.target, c.size, c.seed, stream, what);
     case TIDAL_CHECK_PATTERN_VERIFY:
-        return ops.kernel_pattern_check
-                   ? ops.kernel_pattern_check(rt, c.device, c.target, c.size, c.seed, mismatches, stream)
-                   : missing("pattern");
+        return runtime_.kernel_pattern_check(c.device, c.target, c.size, c.seed, mismatches, stream, what);
     case TIDAL_CHECK_COPY:
-        return ops.kernel_copy ? ops.kernel_copy(rt, c.device, c.target, c.source, c.size, stream) : missing("copy");
+        return runtime_.kernel_copy(c.device, c.target, c.source, c.size, stream, what);
     case TIDAL_CHECK_TRIAD:
-        return ops.kernel_triad
-                   ? ops.kernel_triad(rt, c.device, static_cast<double *>(c.target), static_cast<const double *>(c.source),
-                                      static_cast<const double *>(c.source2), c.scalar, c.size, stream)
-                   : missing("triad");
+        return runtime_.kernel_triad(c.device, static_cast<double *>(c.target), static_cast<const double *>(c.source),
+                                     static_cast<const double *>(c.source2), c.scalar, c.size, stream, what);
     case TIDAL_CHECK_ATOMIC_ADD:
-        return ops.kernel_atomic_add ? ops.kernel_atomic_add(rt, c.device, static_cast<uint64_t *>(c.target), c.size / 8,
-                                                             static_cast<uint32_t>(c.seed), stream)
-                                     : missing("atomics");
+        return runtime_.kernel_atomic_add(c.device, static_cast<uint64_t *>(c.target), c.size / 8,
+                                          static_cast<uint32_t>(c.seed), stream, what);
     case TIDAL_CHECK_RUNTIME_COPY:
-        return ops.memcpy ? ops.memcpy(rt, c.target, c.source, c.size, stream) : missing("memcpy");
+        return runtime_.memcpy(c.target, c.source, c.size, stream, what);
     case TIDAL_CHECK_SPIN:
-        return ops.kernel_spin ? ops.kernel_spin(rt, c.device, c.seed, stream) : missing("spin");
+        return runtime_.kernel_spin(c.device, c.seed, stream, what);
     case TIDAL_CHECK_FORCE_32BIT: // never a kind: the C API refuses it before this
         break;
     }
-    return missing("such");
+    throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check kind {} is not a tidal_check_kind", static_cast<int>(c.kind)),
+                "use TIDAL_CHECK_* values");
 }
 
 void CheckRunner::run(tidal_check &c)
@@ -137,8 +123,6 @@ void CheckRunner::run(tidal_check &c)
     validate(c);
     std::lock_guard lock(mutex_);
     Lane &l = lane(c.device);
-    const tidal_rt_ops &ops = runtime_.ops();
-    void *rt = runtime_.instance();
     const uint32_t repeat = c.repeat ? c.repeat : 1;
     auto what = [&] {
         return fmt::format("validation kernel {} on device {} ({} bytes)", static_cast<int>(c.kind), c.device, c.size);
@@ -148,18 +132,16 @@ void CheckRunner::run(tidal_check &c)
     // whatever that stream waits for.
     void *stream = c.stream ? c.stream : l.stream;
     if (l.stream)
-        runtime_.check(ops.event_record(rt, l.start, stream), "recording a timing event");
+        runtime_.event_record(l.start, stream, "recording a timing event");
     for (uint32_t i = 0; i < repeat; ++i)
-        runtime_.check(launch(c, stream, &mismatches), what);
+        launch(c, stream, &mismatches, what);
     c.elapsed_ms = 0.0;
     if (l.stream) {
-        runtime_.check(ops.event_record(rt, l.end, stream), "recording a timing event");
-        runtime_.check(ops.event_synchronize(rt, l.end), what);
-        float ms = 0.0f;
-        runtime_.check(ops.event_elapsed_ms(rt, l.start, l.end, &ms), "reading a timing event");
-        c.elapsed_ms = ms;
-    } else if (ops.device_synchronize) {
-        runtime_.check(ops.device_synchronize(rt, c.device), what);
+        runtime_.event_record(l.end, stream, "recording a timing event");
+        runtime_.event_synchronize(l.end, what);
+        c.elapsed_ms = runtime_.event_elapsed_ms(l.start, l.end, "reading a timing event");
+    } else if (runtime_.supports(RuntimeOp::device_synchronize)) {
+        runtime_.device_synchronize(c.device, what);
     }
     c.result = c.kind == TIDAL_CHECK_PATTERN_VERIFY ? mismatches : 0;
 }

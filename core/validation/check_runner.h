@@ -31,7 +31,7 @@ private:
     void validate(const tidal_check &check) const;
     void check_operand(const void *p, size_t size, const char *name, int32_t device, bool kernel) const;
     Lane &lane(int32_t device);
-    int launch(const tidal_check &check, void *stream, uint64_t *mismatches);
+    void launch(const tidal_check &check, void *stream, uint64_t *mismatches, CallDescription what);
 
     Runtime &runtime_;
     const AllocationRegistry &registry_;

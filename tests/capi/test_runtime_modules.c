@@ -77,6 +77,47 @@ static void test_fake_module_allocates(void **state)
     free(toml);
 }
 
+/* The fake module leaves most optional entry points NULL. Each call that needs one answers
+ * TIDAL_ERROR_NOT_SUPPORTED with the one sentence for a missing operation; tidal_copy and
+ * tidal_stream_synchronize used to call through the NULL pointer instead. */
+static void test_fake_module_missing_operations_are_not_supported(void **state)
+{
+    (void)state;
+    char *toml = hip_config("TIDAL_TEST_RUNTIME_DIR_FAKE");
+    tidal_context *ctx = harness_context(toml);
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_DEVICE;
+    void *a = NULL, *b = NULL;
+    assert_ok(tidal_alloc(ctx, 4096, &desc, &a));
+    assert_ok(tidal_alloc(ctx, 4096, &desc, &b));
+    assert_status(tidal_copy(ctx, a, b, 4096), TIDAL_ERROR_NOT_SUPPORTED);
+    assert_last_error_contains("the hip runtime does not support copying memory");
+    assert_status(tidal_stream_synchronize(ctx, NULL), TIDAL_ERROR_NOT_SUPPORTED);
+    assert_last_error_contains("the hip runtime does not support synchronising a stream");
+    void *stream = NULL;
+    assert_status(tidal_stream_create(ctx, 0, &stream), TIDAL_ERROR_NOT_SUPPORTED);
+    assert_last_error_contains("the hip runtime does not support creating a stream");
+
+    desc.kind = TIDAL_KIND_MANAGED;
+    void *m = NULL;
+    assert_ok(tidal_alloc(ctx, 4096, &desc, &m));
+    assert_status(tidal_prefetch(ctx, m, 4096, 0), TIDAL_ERROR_NOT_SUPPORTED);
+    assert_last_error_contains("the hip runtime does not support prefetching managed memory");
+    tidal_range_info range = TIDAL_RANGE_INFO_INIT;
+    assert_status(tidal_range_query(ctx, m, 4096, &range), TIDAL_ERROR_NOT_SUPPORTED);
+    assert_last_error_contains("the hip runtime does not support querying range attributes");
+
+    /* Host memory copies on the host: no runtime call is needed, so none is missing. */
+    char host_a[64] = {1}, host_b[64] = {0};
+    assert_ok(tidal_copy(ctx, host_b, host_a, sizeof host_a));
+    assert_int_equal(host_b[0], 1);
+    assert_ok(tidal_free(ctx, m));
+    assert_ok(tidal_free(ctx, a));
+    assert_ok(tidal_free(ctx, b));
+    assert_ok(tidal_context_destroy(ctx));
+    free(toml);
+}
+
 static tidal_pool_stats device_pool_stats(tidal_context *ctx)
 {
     tidal_pool_stats s = TIDAL_POOL_STATS_INIT;
@@ -306,6 +347,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fake_module_describes_its_device),
         cmocka_unit_test(test_fake_module_allocates),
+        cmocka_unit_test(test_fake_module_missing_operations_are_not_supported),
         cmocka_unit_test(test_vendor_backend_serves_device_memory),
         cmocka_unit_test(test_vendor_backend_trims_to_the_release_threshold),
         cmocka_unit_test(test_tidal_backend_keeps_its_chunk),

@@ -14,6 +14,13 @@
 
 using namespace tidal;
 
+namespace tidal {
+// The simulated device behind a context, for its call counters (Runtime keeps it private).
+struct RuntimeTestAccess {
+    static const void *instance(const Runtime &r) { return r.instance(); }
+};
+} // namespace tidal
+
 namespace {
 
 // A runtime with no device that records its advise calls and fails the `fail_at`-th.
@@ -65,7 +72,7 @@ Settings settings(const std::string &kind, const std::string &advice, const std:
 
 uint64_t advise_calls(const Context &c)
 {
-    return static_cast<const sim::SimRuntime *>(c.runtime().instance())->calls(sim::Operation::advise);
+    return static_cast<const sim::SimRuntime *>(RuntimeTestAccess::instance(c.runtime()))->calls(sim::Operation::advise);
 }
 
 void *alloc(Context &c, size_t size, uint32_t hints = 0)

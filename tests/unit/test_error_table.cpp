@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "status/error_table.h"
+#include "runtime/error_table.h"
 
 using tidal::ErrorTable;
 

@@ -1,4 +1,4 @@
-#include "status/error_table.h"
+#include "runtime/error_table.h"
 
 #include <array>
 
