@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "plugin/shared_library.h"
 #include "policy/core_defaults.h"
-#include "runtime/shared_library.h"
 #include "status/error.h"
 
 #ifndef TIDAL_POLICY_INSTALL_DIR

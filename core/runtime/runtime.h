@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/runtime_contract.h"
-#include "runtime/shared_library.h"
+#include "plugin/shared_library.h"
 
 namespace tidal {
 
