@@ -217,9 +217,6 @@ static int matches(const rule *r, const tidal_place_request *req)
     return (req->hints & r->hints) == r->hints;
 }
 
-/* 1 when a struct whose first member is its size covers `field`. */
-#define TIDAL_COVERS(size, type, field) ((size) >= offsetof(type, field) + sizeof(((type *)0)->field))
-
 static tidal_policy_verdict rules_place(void *state, const tidal_place_request *req, tidal_placement *out)
 {
     const rules_state *st = state;
