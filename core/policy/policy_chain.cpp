@@ -28,9 +28,6 @@ template <typename Enum> int32_t raw(const Enum &e)
     return v;
 }
 
-bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
-bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
-
 std::string position_in_policies(const Settings &settings, size_t index)
 {
     std::string file = settings.source.empty() ? "<string>" : settings.source.string();
@@ -109,7 +106,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
         throw Error(malformed, fmt::format("{} decided kind {}, which is not a tidal_kind (1..{})", who(),
                                            raw(p.kind), TIDAL_KIND_COUNT - 1),
                     "a placement must name a concrete kind");
-    const bool host = is_host(p.kind);
+    const bool host = TIDAL_KIND_IS_HOST(p.kind);
     const bool device_ok = (p.device >= 0 && p.device < system_->device_count) || (host && p.device == TIDAL_DEVICE_HOST);
     if (!device_ok)
         throw Error(from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_NOT_FOUND,
@@ -122,7 +119,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
     if (p.advice & ~TIDAL_ADVICE_ALL)
         throw Error(malformed, fmt::format("{} decided unknown advice bits {:#x}", who(), p.advice & ~TIDAL_ADVICE_ALL),
                     "use TIDAL_ADVICE_* bits");
-    if (p.advice && !is_managed(p.kind))
+    if (p.advice && !TIDAL_KIND_IS_MANAGED(p.kind))
         throw Error(malformed, fmt::format("{} attached advice to {} memory; only managed kinds take advice", who(),
                                            tidal_kind_name(p.kind)),
                     "drop the advice or choose a managed kind");
@@ -132,7 +129,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
     if (host)
         return;
     const tidal_policy_device &dev = system_->devices[p.device];
-    if (is_managed(p.kind) && !(dev.flags & TIDAL_DEVICE_FLAG_MANAGED))
+    if (TIDAL_KIND_IS_MANAGED(p.kind) && !(dev.flags & TIDAL_DEVICE_FLAG_MANAGED))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{} placed managed memory on device {}, which has no managed memory", who(), p.device),
                     "choose device or pinned memory on this device");

@@ -37,6 +37,18 @@ CHECK_AT_BUILD(hints_all, TIDAL_HINT_ALL == 0x3Fu);
 CHECK_AT_BUILD(advice_all, TIDAL_ADVICE_ALL == 0x1Fu);
 CHECK_AT_BUILD(tag_fits, sizeof(((tidal_pointer_info *)0)->tag) == TIDAL_TAG_MAX);
 
+/* The kind predicates: constant expressions, true for exactly these kinds. */
+CHECK_AT_BUILD(kind_host, TIDAL_KIND_IS_HOST(TIDAL_KIND_PINNED) && TIDAL_KIND_IS_HOST(TIDAL_KIND_PAGEABLE) &&
+                              !TIDAL_KIND_IS_HOST(TIDAL_KIND_AUTO) && !TIDAL_KIND_IS_HOST(TIDAL_KIND_DEVICE) &&
+                              !TIDAL_KIND_IS_HOST(TIDAL_KIND_MANAGED) && !TIDAL_KIND_IS_HOST(TIDAL_KIND_DEVICE_FINE) &&
+                              !TIDAL_KIND_IS_HOST(TIDAL_KIND_MANAGED_COARSE));
+CHECK_AT_BUILD(kind_managed, TIDAL_KIND_IS_MANAGED(TIDAL_KIND_MANAGED) &&
+                                 TIDAL_KIND_IS_MANAGED(TIDAL_KIND_MANAGED_COARSE) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_AUTO) && !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_DEVICE) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_PINNED) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_PAGEABLE) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_DEVICE_FINE));
+
 /* TIDAL_COVERS is a C99 constant expression, and a field counts only when all of it is there. */
 CHECK_AT_BUILD(covers_whole, TIDAL_COVERS(sizeof(tidal_placement), tidal_placement, reason));
 CHECK_AT_BUILD(covers_not_before, !TIDAL_COVERS(offsetof(tidal_placement, reason), tidal_placement, reason));
