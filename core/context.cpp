@@ -35,9 +35,6 @@ uint32_t runtime_advice(const AllocationRecord &r)
     return r.kind == TIDAL_KIND_MANAGED ? r.advice : r.advice & ~TIDAL_ADVICE_COARSE_GRAIN;
 }
 
-// What the runtime contract promises without over-allocating.
-size_t natural_alignment(tidal_kind k) { return TIDAL_KIND_IS_HOST(k) ? 64 : 256; }
-
 uint32_t device_flags(const tidal_rt_device_props &p)
 {
     uint32_t f = 0;
@@ -282,7 +279,7 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
 {
     const tidal_placement &p = decision.placement;
     AllocationRecord r = record_of(decision, request.size, request.hints, request.tag);
-    const size_t natural = natural_alignment(p.kind);
+    const size_t natural = TIDAL_RT_ALLOC_ALIGNMENT(p.kind);
     r.alignment = std::max(natural, request.alignment);
     if (r.alignment > natural) {
         if (request.size > SIZE_MAX - r.alignment)
