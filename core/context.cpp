@@ -27,18 +27,12 @@ constexpr size_t kMaxAlignment = size_t{1} << 30;
 constexpr size_t kManagedPoolGranule = size_t{64} << 10;
 constexpr int kMaxRecoveryAttempts = 4;
 
-bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
-bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
-
 // The advice tidal gives the runtime for a record. MANAGED_COARSE memory gets its coarse grain
 // from the runtime at allocation.
 uint32_t runtime_advice(const AllocationRecord &r)
 {
     return r.kind == TIDAL_KIND_MANAGED ? r.advice : r.advice & ~TIDAL_ADVICE_COARSE_GRAIN;
 }
-
-// What the runtime contract promises without over-allocating.
-size_t natural_alignment(tidal_kind k) { return is_host(k) ? 64 : 256; }
 
 uint32_t device_flags(const tidal_rt_device_props &p)
 {
@@ -176,7 +170,7 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("kind {} is not a tidal_kind", static_cast<int>(desc.kind)),
                     "use TIDAL_KIND_* values");
     if (desc.device < TIDAL_DEVICE_HOST ||
-        (desc.device == TIDAL_DEVICE_HOST && desc.kind != TIDAL_KIND_AUTO && !is_host(desc.kind)))
+        (desc.device == TIDAL_DEVICE_HOST && desc.kind != TIDAL_KIND_AUTO && !TIDAL_KIND_IS_HOST(desc.kind)))
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("device {} is not an index, TIDAL_DEVICE_DEFAULT or (for host kinds) TIDAL_DEVICE_HOST",
                                 desc.device),
@@ -226,7 +220,7 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
             registry_.insert(record);
             // A pooled block with nothing to apply (no advice, not over-aligned past what the
             // pool does itself) is all a later hit needs to know.
-            if (route && attempt == 1 && !stream && record.pooled && !is_managed(record.kind) &&
+            if (route && attempt == 1 && !stream && record.pooled && !TIDAL_KIND_IS_MANAGED(record.kind) &&
                 record.raw == record.base && record.raw_size == size) {
                 route->target = &pools_->get(record.kind, record.runtime_device);
                 route->alignment = record.alignment;
@@ -284,7 +278,7 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
 {
     const tidal_placement &p = decision.placement;
     AllocationRecord r = record_of(decision, request.size, request.hints, request.tag);
-    const size_t natural = natural_alignment(p.kind);
+    const size_t natural = TIDAL_RT_ALLOC_ALIGNMENT(p.kind);
     r.alignment = std::max(natural, request.alignment);
     if (r.alignment > natural) {
         if (request.size > SIZE_MAX - r.alignment)
@@ -305,7 +299,7 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
     } else if (r.pooled) {
         // The pool aligns what it hands out itself: no over-allocation.
         r.raw_size = request.size;
-        if (is_managed(p.kind)) {
+        if (TIDAL_KIND_IS_MANAGED(p.kind)) {
             r.alignment = std::max(r.alignment, kManagedPoolGranule);
             r.raw_size = (request.size + kManagedPoolGranule - 1) & ~(kManagedPoolGranule - 1);
             if (r.raw_size < request.size)
@@ -331,7 +325,7 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
 
 void Context::apply_advice(const AllocationRecord &r)
 {
-    if (is_managed(r.kind))
+    if (TIDAL_KIND_IS_MANAGED(r.kind))
         runtime_->advise_bits(r.raw, r.raw_size, runtime_advice(r), AdviceAction::set, r.runtime_device);
 }
 
@@ -339,7 +333,7 @@ void Context::unset_advice(const AllocationRecord &r) noexcept
 {
     // Advice outlives the owner: coarse grain survives hipFree on AMD (Kokkos unsets it first),
     // and a pooled block's next owner must not inherit this one's advice.
-    if (!is_managed(r.kind))
+    if (!TIDAL_KIND_IS_MANAGED(r.kind))
         return;
     const uint32_t bits = runtime_advice(r);
     runtime_->advise_bits_noexcept(r.raw, r.raw_size, bits & TIDAL_ADVICE_COARSE_GRAIN, AdviceAction::unset,
@@ -399,13 +393,13 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
-    if (r.pooled && !is_managed(r.kind)) {
+    if (r.pooled && !TIDAL_KIND_IS_MANAGED(r.kind)) {
         // Nothing to forget or unset: straight back to its pool, which takes it without a
         // runtime call that could fail.
         return_to_pool(r, stream);
         return;
     }
-    if (is_managed(r.kind))
+    if (TIDAL_KIND_IS_MANAGED(r.kind))
         scheduler_->forget(r); // before its advice goes and its block finds a new owner
     if (r.pooled) {
         release_record(r, stream); // a pool takes its block back without a runtime call that could fail
@@ -479,7 +473,7 @@ void Context::prefetch(const void *ptr, size_t size, int32_t device)
     const AllocationRecord r = range_owner(ptr, size);
     if (device != TIDAL_DEVICE_HOST)
         runtime_->require_device(device);
-    if (!is_managed(r.kind)) {
+    if (!TIDAL_KIND_IS_MANAGED(r.kind)) {
         // Device, pinned and pageable memory cannot migrate: the data is where it will be used.
         scheduler_->count_noop(device >= 0 ? device : r.runtime_device);
         log_debug(fmt::format("prefetch of {} memory at {} is a no-op", tidal_kind_name(r.kind), ptr));
@@ -507,7 +501,7 @@ void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "preferred-device and preferred-host advice set together",
                     "a range has one preferred location");
     const AllocationRecord r = range_owner(ptr, size);
-    if (!is_managed(r.kind)) {
+    if (!TIDAL_KIND_IS_MANAGED(r.kind)) {
         scheduler_->count_noop(r.runtime_device);
         return;
     }
@@ -561,7 +555,7 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has a NULL pointer", i),
                         "declare ranges inside tidal allocations");
         AllocationRecord r = range_owner(a.ptr, a.size);
-        if (!is_managed(r.kind)) {
+        if (!TIDAL_KIND_IS_MANAGED(r.kind)) {
             // Device and pinned memory do not move: already where the work will find it.
             scheduler_->count_noop(a.device >= 0 ? a.device : r.runtime_device);
             continue;
@@ -608,7 +602,7 @@ double Context::clock() const
 tidal_range_info Context::range_query(const void *ptr, size_t size) const
 {
     const AllocationRecord r = range_owner(ptr, size);
-    if (!is_managed(r.kind))
+    if (!TIDAL_KIND_IS_MANAGED(r.kind))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{} is {} memory; range attributes exist for managed memory only", ptr, tidal_kind_name(r.kind)),
                     "tidal_pointer_query tells where other kinds live");

@@ -47,6 +47,16 @@ extern "C" {
 #  define TIDAL_POLICY_EXPORT
 #endif
 
+/* 1 when a size-prefixed struct of `size` bytes holds `field` of `type` entirely, else 0. The
+ * other side may be built against an older or newer header than this one, so a side touches
+ * only the fields the struct's own struct_size (or, for array elements, the stride it was
+ * handed) covers:
+ *     if (TIDAL_COVERS(out->struct_size, tidal_placement, flags))
+ *         out->flags |= TIDAL_PLACEMENT_CACHEABLE;
+ * A constant expression when `size` is one; C99 and C++. */
+#define TIDAL_COVERS(size, type, field) \
+    ((size_t)(size) >= offsetof(type, field) + sizeof(((type *)0)->field))
+
 /* -------------------------------------------------------------------------------------
  * Options: a read-only view of the policy's table [policy.NAME] in the configuration.
  * Keys are dotted paths relative to the view ("limits.max"). Getters return TIDAL_OK,

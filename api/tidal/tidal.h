@@ -127,6 +127,11 @@ typedef enum tidal_kind {
 /*! tidal_kind_name() : "auto", "device", "managed", "pinned", "pageable", "device-fine",
  *  "managed-coarse"; "unknown" otherwise. Never NULL. */
 TIDAL_API const char *tidal_kind_name(tidal_kind kind);
+/* 1 when `kind` is host memory (pinned, pageable), or managed memory (plain or AMD
+ * coarse-grained), else 0: the two questions policies, tools and tidal itself ask of a kind.
+ * Macros, so they are constant expressions in C99; `kind` is evaluated twice. */
+#define TIDAL_KIND_IS_HOST(kind) ((kind) == TIDAL_KIND_PINNED || (kind) == TIDAL_KIND_PAGEABLE)
+#define TIDAL_KIND_IS_MANAGED(kind) ((kind) == TIDAL_KIND_MANAGED || (kind) == TIDAL_KIND_MANAGED_COARSE)
 
 /* Usage hints: what the caller knows about how a buffer will be used. Policies match on them. */
 #define TIDAL_HINT_READ_MOSTLY 0x01u /* written once, read many times */

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "log/log_level.h"
+
 namespace toml {
 inline namespace v3 {
 class table;
@@ -16,8 +18,6 @@ class table;
 } // namespace toml
 
 namespace tidal {
-
-enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
 // One injected fault: the Nth call (1-based) of `operation` on the simulated device fails with
 // `native_error` (HIP numbering); `count` consecutive calls fail from there (0 = all after).

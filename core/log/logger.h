@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "config/settings.h"
+#include "log/log_level.h"
 
 namespace tidal {
 

@@ -61,12 +61,12 @@ MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, cons
 
 MigrationScheduler::~MigrationScheduler()
 {
+    try {
+        submit_steps(); // every device's, queued by a declaration that threw: still issue them
+    } catch (...) {
+        // A worker reports an earlier failure: teardown goes on.
+    }
     for (DeviceState &d : devices_) {
-        try {
-            submit_steps(); // queued by a declaration that threw: still issue them
-        } catch (...) {
-            // A worker reports an earlier failure: teardown goes on.
-        }
         d.evictor.reset();
         d.worker.reset(); // runs what is queued, then joins
     }

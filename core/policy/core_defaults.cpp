@@ -12,12 +12,12 @@ tidal_placement CoreDefaults::place(const tidal_place_request &request) noexcept
                                 !(request.hints & TIDAL_HINT_DEVICE_ONLY);
         p.kind = host_heavy ? TIDAL_KIND_PINNED : TIDAL_KIND_DEVICE;
     }
-    const bool host_kind = p.kind == TIDAL_KIND_PINNED || p.kind == TIDAL_KIND_PAGEABLE;
+    const bool host_kind = TIDAL_KIND_IS_HOST(p.kind);
     if (request.device >= 0)
         p.device = request.device;
     else
         p.device = host_kind ? TIDAL_DEVICE_HOST : 0;
-    if ((p.kind == TIDAL_KIND_MANAGED || p.kind == TIDAL_KIND_MANAGED_COARSE) &&
+    if (TIDAL_KIND_IS_MANAGED(p.kind) &&
         (request.hints & TIDAL_HINT_READ_MOSTLY))
         p.advice |= TIDAL_ADVICE_READ_MOSTLY;
     p.flags |= TIDAL_PLACEMENT_CACHEABLE; // a function of the request alone

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "plugin/shared_library.h"
 #include "policy/core_defaults.h"
-#include "runtime/shared_library.h"
 #include "status/error.h"
 
 #ifndef TIDAL_POLICY_INSTALL_DIR
@@ -28,8 +28,39 @@ template <typename Enum> int32_t raw(const Enum &e)
     return v;
 }
 
-bool is_managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
-bool is_host(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
+// The first answer in the chain that is not DEFER: who gave it, its verdict (read as an
+// integer, see raw) and the out-struct it filled.
+template <typename Out> struct Answer {
+    const PolicyPlugin *plugin;
+    int32_t verdict;
+    Out out;
+};
+
+// The one "ask each policy" loop of every hook: the plugins that have the hook (`has`), in
+// chain order, each asked (`ask`) with its own copy of `blank`, whose reason (where the struct
+// has one) is then NUL-terminated, since a plugin may fill all of it. A DEFER is shown to
+// `deferred` and passes the question on. nullopt when every policy deferred: the caller then
+// applies the core's default.
+template <typename Out, typename Request, typename Has, typename Ask, typename Deferred = void (*)(const Out &)>
+std::optional<Answer<Out>> first_answer(const std::vector<std::unique_ptr<PolicyPlugin>> &plugins, Has has, Ask ask,
+                                        const Request &request, const Out &blank,
+                                        Deferred deferred = [](const Out &) {})
+{
+    for (const auto &plugin : plugins) {
+        if (!((*plugin).*has)())
+            continue;
+        Answer<Out> answer{plugin.get(), 0, blank};
+        answer.verdict = raw(((*plugin).*ask)(request, answer.out));
+        if constexpr (requires { answer.out.reason; })
+            answer.out.reason[sizeof(answer.out.reason) - 1] = '\0';
+        if (answer.verdict != TIDAL_POLICY_DEFER)
+            return answer;
+        deferred(answer.out);
+    }
+    return std::nullopt;
+}
+
+std::string policy_name(const PolicyPlugin &plugin) { return fmt::format("policy '{}'", plugin.name()); }
 
 std::string position_in_policies(const Settings &settings, size_t index)
 {
@@ -109,7 +140,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
         throw Error(malformed, fmt::format("{} decided kind {}, which is not a tidal_kind (1..{})", who(),
                                            raw(p.kind), TIDAL_KIND_COUNT - 1),
                     "a placement must name a concrete kind");
-    const bool host = is_host(p.kind);
+    const bool host = TIDAL_KIND_IS_HOST(p.kind);
     const bool device_ok = (p.device >= 0 && p.device < system_->device_count) || (host && p.device == TIDAL_DEVICE_HOST);
     if (!device_ok)
         throw Error(from_plugin ? TIDAL_ERROR_PLUGIN : TIDAL_ERROR_NOT_FOUND,
@@ -122,7 +153,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
     if (p.advice & ~TIDAL_ADVICE_ALL)
         throw Error(malformed, fmt::format("{} decided unknown advice bits {:#x}", who(), p.advice & ~TIDAL_ADVICE_ALL),
                     "use TIDAL_ADVICE_* bits");
-    if (p.advice && !is_managed(p.kind))
+    if (p.advice && !TIDAL_KIND_IS_MANAGED(p.kind))
         throw Error(malformed, fmt::format("{} attached advice to {} memory; only managed kinds take advice", who(),
                                            tidal_kind_name(p.kind)),
                     "drop the advice or choose a managed kind");
@@ -132,7 +163,7 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
     if (host)
         return;
     const tidal_policy_device &dev = system_->devices[p.device];
-    if (is_managed(p.kind) && !(dev.flags & TIDAL_DEVICE_FLAG_MANAGED))
+    if (TIDAL_KIND_IS_MANAGED(p.kind) && !(dev.flags & TIDAL_DEVICE_FLAG_MANAGED))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{} placed managed memory on device {}, which has no managed memory", who(), p.device),
                     "choose device or pinned memory on this device");
@@ -148,131 +179,115 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
 
 Decision PolicyChain::place(const tidal_place_request &request) const
 {
+    tidal_placement blank{};
+    blank.struct_size = sizeof(blank);
+    blank.device = TIDAL_DEVICE_DEFAULT;
     bool deferrals_cacheable = true; // every policy that deferred would defer this request again
-    for (const auto &plugin : plugins_) {
-        if (!plugin->can_place())
-            continue;
-        tidal_placement out{};
-        out.struct_size = sizeof(out);
-        out.device = TIDAL_DEVICE_DEFAULT;
-        const int32_t verdict = raw(plugin->place(request, out));
-        out.reason[sizeof(out.reason) - 1] = '\0';
-        if (verdict == TIDAL_POLICY_DEFER) {
-            deferrals_cacheable = deferrals_cacheable && (out.flags & TIDAL_PLACEMENT_CACHEABLE);
-            continue;
-        }
-        const std::string who = fmt::format("policy '{}'", plugin->name());
-        if (verdict == TIDAL_POLICY_REFUSE)
+    const auto answer = first_answer(plugins_, &PolicyPlugin::can_place, &PolicyPlugin::place, request, blank,
+                                     [&](const tidal_placement &out) {
+                                         deferrals_cacheable = deferrals_cacheable && (out.flags & TIDAL_PLACEMENT_CACHEABLE);
+                                     });
+    Decision decision{};
+    if (answer) {
+        const std::string who = policy_name(*answer->plugin);
+        if (answer->verdict == TIDAL_POLICY_REFUSE)
             throw Error(TIDAL_ERROR_PLUGIN,
                         fmt::format("{} refused the allocation of {} bytes: {}", who, request.size,
-                                    out.reason[0] ? out.reason : "no reason given"),
+                                    answer->out.reason[0] ? answer->out.reason : "no reason given"),
                         "change the request or the policy's configuration");
-        if (verdict != TIDAL_POLICY_DECIDED)
+        if (answer->verdict != TIDAL_POLICY_DECIDED)
             throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered verdict {}, which is not a tidal_policy_verdict", who,
-                                                        static_cast<int>(verdict)),
+                                                        static_cast<int>(answer->verdict)),
                         "a policy answers DEFER, DECIDED or REFUSE");
-        validate(out, plugin->name().c_str());
-        if (!deferrals_cacheable)
-            out.flags &= ~TIDAL_PLACEMENT_CACHEABLE;
-        return Decision{out, plugin->name().c_str()};
+        validate(answer->out, answer->plugin->name().c_str());
+        decision = Decision{answer->out, answer->plugin->name().c_str()};
+    } else {
+        decision = Decision{CoreDefaults::place(request), CoreDefaults::kName};
+        validate(decision.placement, nullptr);
     }
-    tidal_placement out = CoreDefaults::place(request);
-    validate(out, nullptr);
     if (!deferrals_cacheable)
-        out.flags &= ~TIDAL_PLACEMENT_CACHEABLE;
-    return Decision{out, CoreDefaults::kName};
+        decision.placement.flags &= ~TIDAL_PLACEMENT_CACHEABLE;
+    return decision;
 }
 
 std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) const
 {
-    for (const auto &plugin : plugins_) {
-        if (!plugin->can_recover())
-            continue;
-        tidal_recovery out{};
-        out.struct_size = sizeof(out);
-        out.placement.struct_size = sizeof(out.placement);
-        out.placement.device = TIDAL_DEVICE_DEFAULT;
-        const int32_t verdict = raw(plugin->recover(event, out));
-        if (verdict == TIDAL_POLICY_DEFER)
-            continue;
-        const std::string who = fmt::format("policy '{}'", plugin->name());
-        if (verdict == TIDAL_POLICY_REFUSE || raw(out.action) == TIDAL_RECOVER_FAIL)
-            return std::nullopt;
-        if (verdict != TIDAL_POLICY_DECIDED || raw(out.action) != TIDAL_RECOVER_RETRY || event.operation != TIDAL_OP_ALLOC)
-            throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} answered an invalid recovery (verdict {}, action {})", who,
-                                                        verdict, raw(out.action)),
-                        "recover answers DEFER, or DECIDED with FAIL, or RETRY for an allocation");
-        validate(out.placement, plugin->name().c_str());
-        return Decision{out.placement, plugin->name().c_str()};
-    }
-    return std::nullopt; // the core's default is to give the error to the caller
+    tidal_recovery blank{};
+    blank.struct_size = sizeof(blank);
+    blank.placement.struct_size = sizeof(blank.placement);
+    blank.placement.device = TIDAL_DEVICE_DEFAULT;
+    const auto answer = first_answer(plugins_, &PolicyPlugin::can_recover, &PolicyPlugin::recover, event, blank);
+    if (!answer)
+        return std::nullopt; // the core's default is to give the error to the caller
+    const tidal_recovery &out = answer->out;
+    if (answer->verdict == TIDAL_POLICY_REFUSE || raw(out.action) == TIDAL_RECOVER_FAIL)
+        return std::nullopt;
+    if (answer->verdict != TIDAL_POLICY_DECIDED || raw(out.action) != TIDAL_RECOVER_RETRY ||
+        event.operation != TIDAL_OP_ALLOC)
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("{} answered an invalid recovery (verdict {}, action {})", policy_name(*answer->plugin),
+                                answer->verdict, raw(out.action)),
+                    "recover answers DEFER, or DECIDED with FAIL, or RETRY for an allocation");
+    validate(out.placement, answer->plugin->name().c_str());
+    return Decision{out.placement, answer->plugin->name().c_str()};
 }
 
 PrefetchDecision PolicyChain::plan_prefetch(const tidal_prefetch_request &request) const
 {
-    for (const auto &plugin : plugins_) {
-        if (!plugin->can_plan_prefetch())
-            continue;
-        tidal_prefetch_plan out{};
-        out.struct_size = sizeof(out);
-        const int32_t verdict = raw(plugin->plan_prefetch(request, out));
-        out.reason[sizeof(out.reason) - 1] = '\0';
-        if (verdict == TIDAL_POLICY_DEFER)
-            continue;
-        const std::string who = fmt::format("policy '{}'", plugin->name());
-        if (verdict == TIDAL_POLICY_REFUSE)
-            throw Error(TIDAL_ERROR_PLUGIN,
-                        fmt::format("{} refused to plan the migration of {} bytes at {}: {}", who, request.size, request.ptr,
-                                    out.reason[0] ? out.reason : "no reason given"),
-                        "change the declaration or the policy's configuration");
-        const int32_t action = raw(out.action);
-        if (verdict != TIDAL_POLICY_DECIDED || (action != TIDAL_PREFETCH_MIGRATE && action != TIDAL_PREFETCH_SKIP))
-            throw Error(TIDAL_ERROR_PLUGIN,
-                        fmt::format("{} answered an invalid prefetch plan (verdict {}, action {})", who, verdict, action),
-                        "plan_prefetch answers DEFER, REFUSE, or DECIDED with MIGRATE or SKIP");
-        if (out.advice_set & ~TIDAL_ADVICE_ALL)
-            throw Error(TIDAL_ERROR_PLUGIN,
-                        fmt::format("{} planned unknown advice bits {:#x}", who, out.advice_set & ~TIDAL_ADVICE_ALL),
-                        "use TIDAL_ADVICE_* bits");
-        if ((out.advice_set & TIDAL_ADVICE_PREFERRED_DEVICE) && (out.advice_set & TIDAL_ADVICE_PREFERRED_HOST))
-            throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} planned both preferred-device and preferred-host advice", who),
-                        "a range has one preferred location");
-        if (out.chunk_size != 0 && out.chunk_size % 4096 != 0)
-            throw Error(TIDAL_ERROR_PLUGIN,
-                        fmt::format("{} planned a chunk of {} bytes, not a multiple of 4 KiB", who, out.chunk_size),
-                        "use 0 for the configured chunk size, or whole pages");
-        return PrefetchDecision{out, plugin->name().c_str()};
+    tidal_prefetch_plan blank{};
+    blank.struct_size = sizeof(blank);
+    const auto answer =
+        first_answer(plugins_, &PolicyPlugin::can_plan_prefetch, &PolicyPlugin::plan_prefetch, request, blank);
+    if (!answer) {
+        tidal_prefetch_plan out = blank;
+        out.action = TIDAL_PREFETCH_MIGRATE;
+        return PrefetchDecision{out, CoreDefaults::kName};
     }
-    tidal_prefetch_plan out{};
-    out.struct_size = sizeof(out);
-    out.action = TIDAL_PREFETCH_MIGRATE;
-    return PrefetchDecision{out, CoreDefaults::kName};
+    const tidal_prefetch_plan &out = answer->out;
+    const std::string who = policy_name(*answer->plugin);
+    if (answer->verdict == TIDAL_POLICY_REFUSE)
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("{} refused to plan the migration of {} bytes at {}: {}", who, request.size, request.ptr,
+                                out.reason[0] ? out.reason : "no reason given"),
+                    "change the declaration or the policy's configuration");
+    const int32_t action = raw(out.action);
+    if (answer->verdict != TIDAL_POLICY_DECIDED || (action != TIDAL_PREFETCH_MIGRATE && action != TIDAL_PREFETCH_SKIP))
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("{} answered an invalid prefetch plan (verdict {}, action {})", who, answer->verdict, action),
+                    "plan_prefetch answers DEFER, REFUSE, or DECIDED with MIGRATE or SKIP");
+    if (out.advice_set & ~TIDAL_ADVICE_ALL)
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("{} planned unknown advice bits {:#x}", who, out.advice_set & ~TIDAL_ADVICE_ALL),
+                    "use TIDAL_ADVICE_* bits");
+    if ((out.advice_set & TIDAL_ADVICE_PREFERRED_DEVICE) && (out.advice_set & TIDAL_ADVICE_PREFERRED_HOST))
+        throw Error(TIDAL_ERROR_PLUGIN, fmt::format("{} planned both preferred-device and preferred-host advice", who),
+                    "a range has one preferred location");
+    if (out.chunk_size != 0 && out.chunk_size % 4096 != 0)
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("{} planned a chunk of {} bytes, not a multiple of 4 KiB", who, out.chunk_size),
+                    "use 0 for the configured chunk size, or whole pages");
+    return PrefetchDecision{out, answer->plugin->name().c_str()};
 }
 
 std::vector<size_t> PolicyChain::evict(const tidal_evict_request &request, const char **who_out) const
 {
     std::vector<size_t> order(request.candidate_count);
-    for (const auto &plugin : plugins_) {
-        if (!plugin->can_evict())
-            continue;
-        tidal_evict_plan out{};
-        out.struct_size = sizeof(out);
-        out.order = order.data();
-        out.count = 0;
-        const int32_t verdict = raw(plugin->evict(request, out));
-        out.reason[sizeof(out.reason) - 1] = '\0';
-        if (verdict == TIDAL_POLICY_DEFER)
-            continue;
-        const std::string who = fmt::format("policy '{}'", plugin->name());
-        if (verdict == TIDAL_POLICY_REFUSE)
+    tidal_evict_plan blank{};
+    blank.struct_size = sizeof(blank);
+    blank.order = order.data();
+    blank.count = 0;
+    if (const auto answer = first_answer(plugins_, &PolicyPlugin::can_evict, &PolicyPlugin::evict, request, blank)) {
+        const tidal_evict_plan &out = answer->out;
+        const std::string who = policy_name(*answer->plugin);
+        if (answer->verdict == TIDAL_POLICY_REFUSE)
             throw Error(TIDAL_ERROR_BUDGET_EXCEEDED,
                         fmt::format("{} refused to evict on device {} ({} bytes needed): {}", who, request.device,
                                     request.need, out.reason[0] ? out.reason : "no reason given"),
                         "raise the budget or declare less at once");
-        if (verdict != TIDAL_POLICY_DECIDED || out.count > request.candidate_count)
+        if (answer->verdict != TIDAL_POLICY_DECIDED || out.count > request.candidate_count)
             throw Error(TIDAL_ERROR_PLUGIN,
                         fmt::format("{} answered an invalid eviction plan (verdict {}, {} of {} candidates)", who,
-                                    verdict, out.count, request.candidate_count),
+                                    answer->verdict, out.count, request.candidate_count),
                         "evict answers DEFER, REFUSE, or DECIDED with count <= candidate_count");
         std::vector<bool> seen(request.candidate_count, false);
         for (size_t i = 0; i < out.count; ++i) {
@@ -286,7 +301,7 @@ std::vector<size_t> PolicyChain::evict(const tidal_evict_request &request, const
         }
         order.resize(out.count);
         if (who_out)
-            *who_out = plugin->name().c_str();
+            *who_out = answer->plugin->name().c_str();
         return order;
     }
     // Least recently used first; among equals the larger range, so fewer calls free the need.

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "policy/options_view.h"
-#include "runtime/shared_library.h"
+#include "plugin/options_view.h"
+#include "plugin/shared_library.h"
 #include "tidal/policy.h"
 
 namespace tidal {

@@ -6,7 +6,14 @@
 #include <cstddef>
 #include <exception>
 
+#include "runtime/runtime_contract.h"
+
 namespace tidal::pool {
+
+// Every block a pool hands out is aligned to this, whatever its source guarantees (pools pad
+// when it is less): the device kinds' alignment, so a pooled block of any kind is aligned at
+// least as well as one straight from the runtime.
+inline constexpr size_t kBlockAlignment = TIDAL_RT_DEVICE_ALIGNMENT;
 
 class BlockSource {
 public:
@@ -22,7 +29,7 @@ public:
     // reserved and tries again next time, and teardown, which cannot, only lets it go.
     virtual std::exception_ptr release(void *p, size_t bytes) noexcept = 0;
     // The alignment every acquire() guarantees (a power of two). Pools pad when it is below
-    // the 256 bytes they promise their own callers.
+    // kBlockAlignment.
     virtual size_t alignment() const noexcept = 0;
 };
 

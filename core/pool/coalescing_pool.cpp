@@ -4,7 +4,6 @@
 
 namespace tidal::pool {
 namespace {
-constexpr size_t kBlockAlignment = 256;
 constexpr size_t kSpareNodes = 64;
 // Over-aligned requests: how many best-fit candidates are tried before settling for the
 // first range large enough to fit whatever padding the alignment needs.

@@ -44,7 +44,6 @@ namespace tidal::pool {
 
 class DevicePool {
 public:
-    static constexpr size_t kBlockAlignment = 256;
     static constexpr size_t kMaxAlignment = size_t{1} << 30;
     // Beyond this nothing can be allocated, and sizes cannot overflow once aligned.
     static constexpr size_t kMaxRequest = SIZE_MAX - 4 * kMaxAlignment;

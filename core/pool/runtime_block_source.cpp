@@ -30,10 +30,6 @@ std::exception_ptr RuntimeBlockSource::release(void *p, size_t bytes) noexcept
     }
 }
 
-// What runtime_contract.h promises: 256 bytes for device kinds, 64 for host kinds.
-size_t RuntimeBlockSource::alignment() const noexcept
-{
-    return (kind_ == TIDAL_KIND_PINNED || kind_ == TIDAL_KIND_PAGEABLE) ? 64 : 256;
-}
+size_t RuntimeBlockSource::alignment() const noexcept { return TIDAL_RT_ALLOC_ALIGNMENT(kind_); }
 
 } // namespace tidal::pool

@@ -6,9 +6,6 @@
 #include "status/error.h"
 
 namespace tidal::pool {
-namespace {
-constexpr size_t kBlockAlignment = 256;
-}
 
 SizeClassPool::SizeClassPool(BlockSource &source, PoolGauges &gauges) : source_(source), gauges_(gauges) {}
 

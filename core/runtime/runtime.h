@@ -14,7 +14,7 @@
 
 #include "runtime/call_description.h"
 #include "runtime/runtime_contract.h"
-#include "runtime/shared_library.h"
+#include "plugin/shared_library.h"
 
 namespace tidal {
 

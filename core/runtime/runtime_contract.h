@@ -21,7 +21,7 @@
  *    with the same kind and device, and are freed once.
  *  - Postconditions runtimes guarantee: on success out-parameters are set; on failure nothing
  *    was allocated and out-pointers are untouched. alloc() returns memory aligned to at least
- *    256 bytes (device kinds) or 64 bytes (host kinds); the core over-allocates for more.
+ *    TIDAL_RT_ALLOC_ALIGNMENT(kind); the core over-allocates for more.
  *  - Thread safety: every entry point may be called from several threads at once.
  *  - Streams and events are opaque handles; NULL stream = the runtime's default stream.
  *    Kernel entry points are asynchronous on their stream unless stated otherwise.
@@ -65,6 +65,14 @@ typedef enum tidal_rt_family {
 
 /* Allocation kinds, numbered as tidal_kind (AUTO never reaches a runtime; neither does
  * ELASTIC: elastic memory is built by the core from the vmm_* group). */
+
+/* The alignment alloc() guarantees for `kind`, the one statement of it: 256 bytes for device
+ * and managed kinds (what hipMalloc / cudaMalloc hand out at least), 64 for host kinds (a
+ * cache line; what malloc-like allocators are asked for). */
+#define TIDAL_RT_DEVICE_ALIGNMENT ((size_t)256)
+#define TIDAL_RT_HOST_ALIGNMENT ((size_t)64)
+#define TIDAL_RT_ALLOC_ALIGNMENT(kind) \
+    (TIDAL_KIND_IS_HOST(kind) ? TIDAL_RT_HOST_ALIGNMENT : TIDAL_RT_DEVICE_ALIGNMENT)
 
 /* What a runtime declares about itself (tidal_rt_ops.traits), so the core reads a property
  * instead of comparing names. */

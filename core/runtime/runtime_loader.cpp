@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "log/logger.h"
-#include "policy/options_view.h"
+#include "plugin/options_view.h"
 #include "runtime/error_table.h"
 #include "runtime/sim/sim_module.h"
 

@@ -19,11 +19,6 @@
 
 #include "tidal/policy.h"
 
-/* Whether a size-prefixed struct of `size` bytes holds `field` entirely: the other side may be
- * older or newer than this header, and only the fields both know may be touched. */
-#define TIDAL_COVERS(size, type, field) \
-    ((size) >= offsetof(type, field) + sizeof(((type *)0)->field))
-
 typedef struct lru_state {
     int prefer_clean;
     uint64_t clean_window; /* 0: any clean range qualifies */

@@ -61,9 +61,6 @@ static const named_bit advice_names[] = {
 static const char *const top_keys[] = {"rule", "fallback", NULL};
 static const char *const rule_keys[] = {"tag", "min_size", "max_size", "hints", "kind", "device", "advice", NULL};
 
-static int is_host_kind(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
-static int is_managed_kind(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
-
 /* The plugin resolves no symbol of libtidal: it needs nothing but the header's constants. */
 static const char *const kind_names[TIDAL_KIND_COUNT] = {
     "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse"};
@@ -155,7 +152,7 @@ static int read_rule(const tidal_options_api *api, const tidal_options *view, ru
         api->error(view, "kind", "kind must be one of device, managed, pinned, pageable, device-fine, managed-coarse");
         return 0;
     }
-    if (r->advice && !is_managed_kind(r->kind))
+    if (r->advice && !TIDAL_KIND_IS_MANAGED(r->kind))
         api->error(view, "advice", "advice applies to managed kinds only");
     if (api->get_int(view, "device", &device) == TIDAL_OK) {
         if (device < 0 || device > 1024)
@@ -217,9 +214,6 @@ static int matches(const rule *r, const tidal_place_request *req)
     return (req->hints & r->hints) == r->hints;
 }
 
-/* 1 when a struct whose first member is its size covers `field`. */
-#define TIDAL_COVERS(size, type, field) ((size) >= offsetof(type, field) + sizeof(((type *)0)->field))
-
 static tidal_policy_verdict rules_place(void *state, const tidal_place_request *req, tidal_placement *out)
 {
     const rules_state *st = state;
@@ -239,7 +233,7 @@ static tidal_policy_verdict rules_place(void *state, const tidal_place_request *
         else if (req->device >= 0)
             out->device = req->device;
         else
-            out->device = is_host_kind(r->kind) ? TIDAL_DEVICE_HOST : 0;
+            out->device = TIDAL_KIND_IS_HOST(r->kind) ? TIDAL_DEVICE_HOST : 0;
         out->advice = r->advice;
         snprintf(out->reason, sizeof out->reason, "rule %zu", i + 1);
         return TIDAL_POLICY_DECIDED;
@@ -255,7 +249,7 @@ static tidal_policy_verdict rules_recover(void *state, const tidal_error_event *
         return TIDAL_POLICY_DEFER;
     out->action = TIDAL_RECOVER_RETRY;
     out->placement.kind = st->fallback;
-    out->placement.device = is_host_kind(st->fallback) ? TIDAL_DEVICE_HOST
+    out->placement.device = TIDAL_KIND_IS_HOST(st->fallback) ? TIDAL_DEVICE_HOST
                                                        : (ev->failed->device >= 0 ? ev->failed->device : 0);
     out->placement.advice = 0;
     snprintf(out->placement.reason, sizeof out->placement.reason, "fallback after out of memory");

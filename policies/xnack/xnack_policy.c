@@ -23,11 +23,6 @@
 
 #include "tidal/policy.h"
 
-/* Whether a size-prefixed struct of `size` bytes holds `field` entirely: the other side may be
- * older or newer than this header, and only the fields both know may be touched. */
-#define TIDAL_COVERS(size, type, field) \
-    ((size) >= offsetof(type, field) + sizeof(((type *)0)->field))
-
 typedef struct xnack_state {
     int demand_paging;
     uint64_t chunk_size; /* 0: the core's [migration] chunk_size */

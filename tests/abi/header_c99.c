@@ -37,6 +37,24 @@ CHECK_AT_BUILD(hints_all, TIDAL_HINT_ALL == 0x3Fu);
 CHECK_AT_BUILD(advice_all, TIDAL_ADVICE_ALL == 0x1Fu);
 CHECK_AT_BUILD(tag_fits, sizeof(((tidal_pointer_info *)0)->tag) == TIDAL_TAG_MAX);
 
+/* The kind predicates: constant expressions, true for exactly these kinds. */
+CHECK_AT_BUILD(kind_host, TIDAL_KIND_IS_HOST(TIDAL_KIND_PINNED) && TIDAL_KIND_IS_HOST(TIDAL_KIND_PAGEABLE) &&
+                              !TIDAL_KIND_IS_HOST(TIDAL_KIND_AUTO) && !TIDAL_KIND_IS_HOST(TIDAL_KIND_DEVICE) &&
+                              !TIDAL_KIND_IS_HOST(TIDAL_KIND_MANAGED) && !TIDAL_KIND_IS_HOST(TIDAL_KIND_DEVICE_FINE) &&
+                              !TIDAL_KIND_IS_HOST(TIDAL_KIND_MANAGED_COARSE));
+CHECK_AT_BUILD(kind_managed, TIDAL_KIND_IS_MANAGED(TIDAL_KIND_MANAGED) &&
+                                 TIDAL_KIND_IS_MANAGED(TIDAL_KIND_MANAGED_COARSE) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_AUTO) && !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_DEVICE) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_PINNED) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_PAGEABLE) &&
+                                 !TIDAL_KIND_IS_MANAGED(TIDAL_KIND_DEVICE_FINE));
+
+/* TIDAL_COVERS is a C99 constant expression, and a field counts only when all of it is there. */
+CHECK_AT_BUILD(covers_whole, TIDAL_COVERS(sizeof(tidal_placement), tidal_placement, reason));
+CHECK_AT_BUILD(covers_not_before, !TIDAL_COVERS(offsetof(tidal_placement, reason), tidal_placement, reason));
+CHECK_AT_BUILD(covers_not_partly, !TIDAL_COVERS(offsetof(tidal_policy_hooks, evict) + sizeof(void *) - 1,
+                                                tidal_policy_hooks, evict));
+
 /* A plugin's entry point has exactly the negotiation type. */
 static tidal_status negotiate(uint32_t core_abi, uint32_t *chosen_abi, tidal_policy_hooks *hooks)
 {
@@ -72,6 +90,15 @@ int main(void)
     }
     if (entry(TIDAL_POLICY_ABI_VERSION, NULL, NULL) != TIDAL_ERROR_NOT_SUPPORTED)
         ++failures;
+    {
+        /* At run time too, with a size only known then (a struct the other side handed over). */
+        volatile size_t old_size = offsetof(tidal_policy_hooks, plan_prefetch);
+        if (TIDAL_COVERS(old_size, tidal_policy_hooks, plan_prefetch) ||
+            !TIDAL_COVERS(old_size, tidal_policy_hooks, recover)) {
+            fprintf(stderr, "TIDAL_COVERS misjudges a struct_size known at run time\n");
+            ++failures;
+        }
+    }
     if (strcmp(TIDAL_POLICY_ENTRY_SYMBOL, "tidal_policy_negotiate") != 0) {
         fprintf(stderr, "TIDAL_POLICY_ENTRY_SYMBOL is \"%s\"\n", TIDAL_POLICY_ENTRY_SYMBOL);
         ++failures;

@@ -30,6 +30,11 @@ static_assert(plain_c_struct<tidal_policy_init_args>());
 static_assert(offsetof(tidal_alloc_desc, struct_size) == 0);
 static_assert(offsetof(tidal_pointer_info, struct_size) == 0);
 static_assert(offsetof(tidal_policy_hooks, struct_size) == 0);
+// TIDAL_COVERS: a constant expression; a field is covered only when all of it is.
+static_assert(TIDAL_COVERS(sizeof(tidal_placement), tidal_placement, reason));
+static_assert(!TIDAL_COVERS(offsetof(tidal_placement, reason), tidal_placement, reason));
+static_assert(!TIDAL_COVERS(offsetof(tidal_placement, reason) + sizeof(tidal_placement::reason) - 1,
+                            tidal_placement, reason));
 
 // Function types as C++ sees them through extern "C".
 static_assert(std::is_same_v<decltype(&tidal_alloc),

@@ -69,7 +69,7 @@ static void kind_round_trip(tidal_context *ctx, const tidal_device_info *dev, ti
     EXPECT_STATUS(run(ctx, TIDAL_CHECK_PATTERN_VERIFY, dev->index, p, NULL, size, 78, &bad), TIDAL_OK);
     EXPECT(bad == size / 8, "%s: a wrong seed must mismatch every word, got %llu", tidal_kind_name(kind),
            (unsigned long long)bad);
-    const int managed = kind == TIDAL_KIND_MANAGED || kind == TIDAL_KIND_MANAGED_COARSE;
+    const int managed = TIDAL_KIND_IS_MANAGED(kind);
     const int32_t places[] = {TIDAL_DEVICE_HOST, dev->index, TIDAL_DEVICE_HOST, dev->index};
     for (int i = 0; i < 4; ++i) {
         EXPECT_STATUS(tidal_prefetch(ctx, p, size, places[i]), TIDAL_OK);

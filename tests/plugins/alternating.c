@@ -41,7 +41,7 @@ static void fini(void *state)
 static tidal_policy_verdict place(void *state, const tidal_place_request *request, tidal_placement *out)
 {
     struct alternating_state *st = state;
-    if (st->cacheable && HOOK_TABLE_COVERS(out, tidal_placement, flags))
+    if (st->cacheable && TIDAL_COVERS(out->struct_size, tidal_placement, flags))
         out->flags |= TIDAL_PLACEMENT_CACHEABLE;
     if (st->defer)
         return TIDAL_POLICY_DEFER;

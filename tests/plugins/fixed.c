@@ -25,11 +25,6 @@ static const struct {
     {"managed-coarse", TIDAL_KIND_MANAGED_COARSE},
 };
 
-static int is_host_kind(tidal_kind kind)
-{
-    return kind == TIDAL_KIND_PINNED || kind == TIDAL_KIND_PAGEABLE;
-}
-
 static tidal_status init(const tidal_policy_init_args *args, void **state)
 {
     const tidal_options_api *api = args->options_api;
@@ -74,7 +69,7 @@ static tidal_policy_verdict place(void *state, const tidal_place_request *reques
     if (request->device != TIDAL_DEVICE_DEFAULT)
         out->device = request->device;
     else
-        out->device = is_host_kind(fixed->kind) ? TIDAL_DEVICE_HOST : 0;
+        out->device = TIDAL_KIND_IS_HOST(fixed->kind) ? TIDAL_DEVICE_HOST : 0;
     out->advice = 0;
     hook_table_reason(out, "the configured kind");
     return TIDAL_POLICY_DECIDED;

@@ -23,13 +23,9 @@ static inline void hook_table_fill(tidal_policy_hooks *hooks, const tidal_policy
                (const char *)mine + sizeof mine->struct_size, size - sizeof hooks->struct_size);
 }
 
-/* 1 when the struct the core handed over (its struct_size first) covers `field_end` bytes. */
-#define HOOK_TABLE_COVERS(ptr, type, field)                                                    \
-    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
-
 static inline void hook_table_reason(tidal_placement *out, const char *reason)
 {
-    if (HOOK_TABLE_COVERS(out, tidal_placement, reason))
+    if (TIDAL_COVERS(out->struct_size, tidal_placement, reason))
         snprintf(out->reason, sizeof out->reason, "%s", reason);
 }
 

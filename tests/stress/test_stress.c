@@ -158,7 +158,7 @@ static void do_declare(struct worker *w)
     size_t count = 0;
     for (int i = 0; i < SLOTS; ++i) {
         struct slot *s = &w->slots[i];
-        if (s->ptr == NULL || s->kind == TIDAL_KIND_PAGEABLE || s->kind == TIDAL_KIND_PINNED)
+        if (s->ptr == NULL || TIDAL_KIND_IS_HOST(s->kind))
             continue;
         tidal_access a = TIDAL_ACCESS_INIT;
         a.ptr = s->ptr;

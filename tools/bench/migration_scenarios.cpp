@@ -3,7 +3,9 @@
 // so the one program measures a GPU and, on the simulated device (where tidal_clock is the
 // simulated clock), predicts the same run from a hardware profile.
 //
-//  1. stream --size bytes of host-initialised managed memory through a read kernel:
+// The scenarios, by name (--scenario NAME; their old numbers 1-3 are accepted too, and the JSON
+// keeps the number beside the name so --compare still reads runs recorded before the names):
+//  1. stream: --size bytes of host-initialised managed memory through a read kernel:
 //     demand paging / one whole-range prefetch / pinned copy + kernel (baselines) against
 //     tidal_declare (one declaration; and per-chunk declarations with lookahead), plus sweeps
 //     of [migration] chunk_size and streams.
@@ -11,11 +13,11 @@
 //     a --budget, against a double-buffered copy loop from pinned memory into device memory.
 //  3. overlap: a compute kernel of known length (TIDAL_CHECK_SPIN) per chunk; the pipeline's
 //     time against max(transfer alone, compute alone).
-//  4. --compare FILE (the --json of another run, e.g. the H200's): per-variant and
+//  4. prediction, with --compare FILE (the --json of another run, e.g. the H200's): per-variant and
 //     per-scenario error of this run's medians against it (run this one on the simulated
 //     device with the h200 profile).
 //
-//   migration-scenarios [--runtime auto|sim|cuda|hip] [--profile h200] [--scenario 1|2|3|all]
+//   migration-scenarios [--runtime auto|sim|cuda|hip] [--profile h200] [--scenario stream|out-of-core|overlap|all]
 //                       [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB]
 //                       [--epochs 3] [--reps 5] [--warmup 1] [--streams N] [--compute-ns NS]
 //                       [--policies xnack,lru|none] [--no-sweeps] [--quick]
@@ -199,10 +201,14 @@ struct Options {
     int streams = 0;         // 0: the library's default (the key is left out)
     uint64_t compute_ns = 0; // 0: chunk at kDefaultComputeRate
     std::vector<std::string> policies = {"xnack", "lru"};
-    int scenario = 0; // 0 = all
+    int scenario = 0; // 0 = all; otherwise an index of kScenarioNames
     bool sweeps = true;
     std::string json_path, compare_path;
 };
+
+// Each scenario's name, indexed by its number (what the JSON and --compare use).
+constexpr const char *kScenarioNames[] = {"all", "stream", "out-of-core", "overlap", "prediction"};
+constexpr int kStream = 1, kOutOfCore = 2, kOverlap = 3, kPrediction = 4;
 
 // The migration settings one tidal context is made with.
 struct Migration {
@@ -222,7 +228,7 @@ struct Moves {
 struct Result {
     int scenario = 0;
     std::string name;
-    std::string role; // baseline | tidal | part (scenario 3) | sweep | extra
+    std::string role; // baseline | tidal | part (overlap) | sweep | extra
     uint64_t bytes = 0; // bytes the GB/s figure counts
     std::vector<double> seconds;
     Moves moves; // summed over the timed repetitions
@@ -455,7 +461,7 @@ private:
     Result &measure(Result r, tidal_context *ctx, const std::function<void(int)> &prepare,
                     const std::function<void(uint64_t *)> &body)
     {
-        std::fprintf(stderr, "scenario %d: %s...\n", r.scenario, r.name.c_str());
+        std::fprintf(stderr, "%s: %s...\n", kScenarioNames[r.scenario], r.name.c_str());
         for (int rep = -o_.warmup; rep < o_.reps; ++rep) {
             if (prepare)
                 prepare(rep);
@@ -494,11 +500,11 @@ private:
     }
 
     // ---- scenarios -------------------------------------------------------------------------
-    void scenario1();
-    void scenario1_tidal(const std::string &whole, const std::string &chunked, const std::string &role, Migration m,
-                         uint64_t app_chunk);
-    void scenario2();
-    void scenario3();
+    void stream_through();
+    void stream_through_tidal(const std::string &whole, const std::string &chunked, const std::string &role,
+                              Migration m, uint64_t app_chunk);
+    void out_of_core();
+    void overlap();
     void compare();
 
     void print() const;
@@ -510,8 +516,8 @@ private:
 
 // In one context: `whole` (when named) declares the whole range at once and tidal chunks it per
 // chunk_size; `chunked` (when named) declares per app_chunk with lookahead.
-void Bench::scenario1_tidal(const std::string &whole, const std::string &chunked, const std::string &role, Migration m,
-                            uint64_t app_chunk)
+void Bench::stream_through_tidal(const std::string &whole, const std::string &chunked, const std::string &role,
+                                 Migration m, uint64_t app_chunk)
 {
     const uint64_t n = o_.size;
     std::string pol;
@@ -521,14 +527,14 @@ void Bench::scenario1_tidal(const std::string &whole, const std::string &chunked
     void *buf = alloc(ctx, n, TIDAL_KIND_MANAGED, 0, "s1-managed");
     auto reset = [&](int rep) { to_host(ctx, buf, n, rep); };
     if (!whole.empty())
-        measure(row(1, whole, role, n, m, pol), ctx, reset, [&](uint64_t *) {
+        measure(row(kStream, whole, role, n, m, pol), ctx, reset, [&](uint64_t *) {
             const tidal_access a = access(buf, n);
             ok(tidal_declare(ctx, stream, &a, 1, 0), "declare");
             touch(ctx, buf, n, stream);
             end_phase(ctx, stream);
         });
     if (!chunked.empty())
-        measure(row(1, chunked, role, n, m, pol), ctx, reset, [&](uint64_t *) {
+        measure(row(kStream, chunked, role, n, m, pol), ctx, reset, [&](uint64_t *) {
             pipeline(ctx, stream, buf, n, app_chunk, 1, [&](char *p, uint64_t len) { touch(ctx, p, len, stream); });
         });
     ok(tidal_free(ctx, buf), "free");
@@ -536,7 +542,7 @@ void Bench::scenario1_tidal(const std::string &whole, const std::string &chunked
     ok(tidal_context_destroy(ctx), "destroy");
 }
 
-void Bench::scenario1()
+void Bench::stream_through()
 {
     const uint64_t n = o_.size;
     {
@@ -546,9 +552,9 @@ void Bench::scenario1()
         tidal_context *ctx = open_plain(whole);
         void *buf = alloc(ctx, n, TIDAL_KIND_MANAGED, 0, "s1-managed");
         auto reset = [&](int rep) { to_host(ctx, buf, n, rep); };
-        measure(row(1, "demand paging", "baseline", n, whole), ctx, reset,
+        measure(row(kStream, "demand paging", "baseline", n, whole), ctx, reset,
                 [&](uint64_t *) { touch(ctx, buf, n, nullptr); });
-        measure(row(1, "prefetch whole range + kernel", "baseline", n, whole), ctx, reset, [&](uint64_t *) {
+        measure(row(kStream, "prefetch whole range + kernel", "baseline", n, whole), ctx, reset, [&](uint64_t *) {
             ok(tidal_prefetch(ctx, buf, static_cast<size_t>(n), 0), "prefetch");
             touch(ctx, buf, n, nullptr);
         });
@@ -556,7 +562,7 @@ void Bench::scenario1()
         void *pinned = alloc(ctx, n, TIDAL_KIND_PINNED, 0, "s1-pinned");
         void *dev = alloc(ctx, n, TIDAL_KIND_DEVICE, 0, "s1-device");
         host_fill(pinned, 1, n);
-        measure(row(1, "pinned copy + kernel", "baseline", n, whole), ctx, nullptr, [&](uint64_t *) {
+        measure(row(kStream, "pinned copy + kernel", "baseline", n, whole), ctx, nullptr, [&](uint64_t *) {
             ok(tidal_copy(ctx, dev, pinned, static_cast<size_t>(n)), "copy");
             touch(ctx, dev, n, nullptr);
         });
@@ -566,8 +572,8 @@ void Bench::scenario1()
     }
     const Migration primary{o_.chunk, o_.streams};
     const uint64_t app_chunk = std::min(o_.chunk, n);
-    scenario1_tidal("tidal: declare whole range", "tidal: declare per " + size_name(app_chunk) + " + lookahead", "tidal",
-                    primary, app_chunk);
+    stream_through_tidal("tidal: declare whole range", "tidal: declare per " + size_name(app_chunk) + " + lookahead",
+                         "tidal", primary, app_chunk);
 
     if (o_.sweeps) {
         const std::string default_streams = o_.streams ? std::to_string(o_.streams) : std::string("default");
@@ -580,34 +586,34 @@ void Bench::scenario1()
         chunks.push_back((n + kChunkGrain - 1) / kChunkGrain * kChunkGrain);
         for (uint64_t c : chunks)
             for (int s : {1, 2, 4})
-                scenario1_tidal("sweep: declare whole, chunk_size " + (c >= n ? std::string("whole") : size_name(c)) +
-                                    ", streams " + std::to_string(s),
-                                "", "sweep", Migration{c, s}, c);
+                stream_through_tidal("sweep: declare whole, chunk_size " +
+                                         (c >= n ? std::string("whole") : size_name(c)) + ", streams " + std::to_string(s),
+                                     "", "sweep", Migration{c, s}, c);
         // ...and the application's own chunk size under per-chunk declarations.
         for (uint64_t c : {16 * MiB, 64 * MiB, 256 * MiB})
             if (c < n && c != app_chunk)
-                scenario1_tidal("", "sweep: declare per " + size_name(c) + " + lookahead, streams " + default_streams,
-                                "sweep", Migration{c, o_.streams}, c);
+                stream_through_tidal("", "sweep: declare per " + size_name(c) + " + lookahead, streams " + default_streams,
+                                     "sweep", Migration{c, o_.streams}, c);
     }
 
-    const Result *dp = find(1, "demand paging"), *pf = find(1, "prefetch whole range + kernel"),
-                 *pc = find(1, "pinned copy + kernel");
+    const Result *dp = find(kStream, "demand paging"), *pf = find(kStream, "prefetch whole range + kernel"),
+                 *pc = find(kStream, "pinned copy + kernel");
     for (const Result &r : results_) {
-        if (r.scenario != 1 || r.role != "tidal")
+        if (r.scenario != kStream || r.role != "tidal")
             continue;
         const double vs_dp = dp->median() / r.median(), vs_pf = pf->median() / r.median(),
                      vs_pc = pc->median() / r.median();
-        ratios_.push_back({1, r.name + " / demand paging", vs_dp});
-        ratios_.push_back({1, r.name + " / prefetch whole range", vs_pf});
-        ratios_.push_back({1, r.name + " / pinned copy", vs_pc});
-        targets_.push_back({1, r.name + ": >= 6x demand paging", vs_dp, 6.0, true});
-        targets_.push_back({1, r.name + ": >= 0.95x whole-range prefetch", vs_pf, 0.95, true});
+        ratios_.push_back({kStream, r.name + " / demand paging", vs_dp});
+        ratios_.push_back({kStream, r.name + " / prefetch whole range", vs_pf});
+        ratios_.push_back({kStream, r.name + " / pinned copy", vs_pc});
+        targets_.push_back({kStream, r.name + ": >= 6x demand paging", vs_dp, 6.0, true});
+        targets_.push_back({kStream, r.name + ": >= 0.95x whole-range prefetch", vs_pf, 0.95, true});
     }
-    ratios_.push_back({1, "prefetch whole range / demand paging", dp->median() / pf->median()});
-    ratios_.push_back({1, "prefetch whole range / pinned copy", pc->median() / pf->median()});
+    ratios_.push_back({kStream, "prefetch whole range / demand paging", dp->median() / pf->median()});
+    ratios_.push_back({kStream, "prefetch whole range / pinned copy", pc->median() / pf->median()});
 }
 
-void Bench::scenario2()
+void Bench::out_of_core()
 {
     const uint64_t n = o_.dataset, chunk = o_.chunk;
     const uint64_t count = (n + chunk - 1) / chunk;
@@ -625,7 +631,7 @@ void Bench::scenario2()
         ok(tidal_stream_create(ctx, 0, &st[1]), "stream");
         host_fill(src, 1, n);
         char *s = static_cast<char *>(src);
-        measure(row(2, "double-buffered pinned copy + kernel", "baseline", moved), ctx, nullptr, [&](uint64_t *) {
+        measure(row(kOutOfCore, "double-buffered pinned copy + kernel", "baseline", moved), ctx, nullptr, [&](uint64_t *) {
             ok(tidal_copy_async(ctx, dev[0], s, static_cast<size_t>(len(0)), st[0]), "copy_async");
             for (uint64_t g = 0; g < steps; ++g) {
                 if (g + 1 < steps) {
@@ -665,7 +671,7 @@ void Bench::scenario2()
         void *stream = nullptr;
         ok(tidal_stream_create(ctx, 0, &stream), "stream");
         void *buf = alloc(ctx, n, TIDAL_KIND_MANAGED, hints, "s2-dataset");
-        Result &r = measure(row(2, name, hints ? "tidal" : "extra", moved, m, pol), ctx,
+        Result &r = measure(row(kOutOfCore, name, hints ? "tidal" : "extra", moved, m, pol), ctx,
                             [&](int rep) { to_host(ctx, buf, n, rep); },
                             [&](uint64_t *failures) {
                                 pipeline(ctx, stream, buf, n, chunk, o_.epochs,
@@ -676,22 +682,22 @@ void Bench::scenario2()
         ok(tidal_stream_destroy(ctx, stream), "stream destroy");
         ok(tidal_context_destroy(ctx), "destroy");
     }
-    const Result *base = find(2, "double-buffered pinned copy + kernel");
+    const Result *base = find(kOutOfCore, "double-buffered pinned copy + kernel");
     for (const Result &r : results_) {
-        if (r.scenario != 2 || r.name == base->name)
+        if (r.scenario != kOutOfCore || r.name == base->name)
             continue;
         const double ratio = base->median() / r.median();
-        ratios_.push_back({2, r.name + " / double-buffered copy", ratio});
+        ratios_.push_back({kOutOfCore, r.name + " / double-buffered copy", ratio});
         if (r.role != "tidal")
             continue;
-        targets_.push_back({2, r.name + ": >= 0.8x double-buffered copy", ratio, 0.8, true});
-        targets_.push_back({2, r.name + ": out-of-memory failures == 0", double(r.failures), 0.0, false});
-        targets_.push_back({2, r.name + ": bytes copied back by eviction == 0",
+        targets_.push_back({kOutOfCore, r.name + ": >= 0.8x double-buffered copy", ratio, 0.8, true});
+        targets_.push_back({kOutOfCore, r.name + ": out-of-memory failures == 0", double(r.failures), 0.0, false});
+        targets_.push_back({kOutOfCore, r.name + ": bytes copied back by eviction == 0",
                             double(r.moves.evicted_bytes), 0.0, false});
     }
 }
 
-void Bench::scenario3()
+void Bench::overlap()
 {
     const uint64_t n = o_.size, chunk = std::min(o_.chunk, o_.size);
     const uint64_t count = (n + chunk - 1) / chunk;
@@ -706,10 +712,10 @@ void Bench::scenario3()
     auto reset = [&](int rep) { to_host(ctx, buf, n, rep); };
     // The same read kernel runs in every variant, so "transfer alone" and "compute alone" each
     // contain exactly what the overlapped pipeline adds to the other.
-    Result &tr = measure(row(3, "transfer alone: declare + lookahead + read", "part", n, m, pol), ctx, reset, [&](uint64_t *) {
+    Result &tr = measure(row(kOverlap, "transfer alone: declare + lookahead + read", "part", n, m, pol), ctx, reset, [&](uint64_t *) {
         pipeline(ctx, stream, buf, n, chunk, 1, [&](char *p, uint64_t l) { touch(ctx, p, l, stream); });
     });
-    Result &cp = measure(row(3, "compute alone: read + spin on resident data", "part", n, m, pol), ctx,
+    Result &cp = measure(row(kOverlap, "compute alone: read + spin on resident data", "part", n, m, pol), ctx,
                          [&](int) { ok(tidal_prefetch(ctx, buf, static_cast<size_t>(n), 0), "prefetch"); },
                          [&](uint64_t *) {
                              char *b = static_cast<char *>(buf);
@@ -718,7 +724,7 @@ void Bench::scenario3()
                                  spin(ctx, scratch, ns, stream);
                              }
                          });
-    Result &ov = measure(row(3, "overlapped: declare + lookahead + read + spin", "tidal", n, m, pol), ctx, reset, [&](uint64_t *) {
+    Result &ov = measure(row(kOverlap, "overlapped: declare + lookahead + read + spin", "tidal", n, m, pol), ctx, reset, [&](uint64_t *) {
         pipeline(ctx, stream, buf, n, chunk, 1, [&](char *p, uint64_t l) {
             touch(ctx, p, l, stream);
             spin(ctx, scratch, ns, stream);
@@ -728,16 +734,16 @@ void Bench::scenario3()
     std::snprintf(note, sizeof note, "%" PRIu64 " chunks x %.3f ms spin", count, double(ns) / 1e6);
     tr.note = cp.note = ov.note = note;
     const double bound = std::max(tr.median(), cp.median());
-    ratios_.push_back({3, "overlapped / max(transfer, compute)", ov.median() / bound});
-    ratios_.push_back({3, "compute / transfer", cp.median() / tr.median()});
-    targets_.push_back({3, "overlapped <= 1.15 x max(transfer alone, compute alone)", ov.median() / bound, 1.15, false});
+    ratios_.push_back({kOverlap, "overlapped / max(transfer, compute)", ov.median() / bound});
+    ratios_.push_back({kOverlap, "compute / transfer", cp.median() / tr.median()});
+    targets_.push_back({kOverlap, "overlapped <= 1.15 x max(transfer alone, compute alone)", ov.median() / bound, 1.15, false});
     ok(tidal_free(ctx, scratch), "free");
     ok(tidal_free(ctx, buf), "free");
     ok(tidal_stream_destroy(ctx, stream), "stream destroy");
     ok(tidal_context_destroy(ctx), "destroy");
 }
 
-// Scenario 4: this run's medians against another run's --json (rows matched by scenario and
+// Prediction: this run's medians against another run's --json (rows matched by scenario and
 // name; the JSON writes one row per line with those keys first, which is all this reads).
 void Bench::compare()
 {
@@ -770,7 +776,7 @@ void Bench::compare()
         }
     }
     for (const auto &[scenario, worst] : prediction_worst_)
-        targets_.push_back({4, "scenario " + std::to_string(scenario) + ": worst |error| of predicted time <= 25%",
+        targets_.push_back({kPrediction, std::string(kScenarioNames[scenario]) + ": worst |error| of predicted time <= 25%",
                             std::fabs(worst), 0.25, false});
 }
 
@@ -782,7 +788,7 @@ void Bench::print() const
             last = r.scenario;
             const char *what[] = {"", "stream host-initialised managed memory through a read kernel",
                                   "out-of-core loop under a device budget", "transfer/compute overlap"};
-            std::printf("\nscenario %d: %s\n%-58s %9s %9s %9s %8s %9s %7s %9s %9s  %s\n", r.scenario, what[r.scenario],
+            std::printf("\n%s (scenario %d): %s\n%-58s %9s %9s %9s %8s %9s %7s %9s %9s  %s\n", kScenarioNames[r.scenario], r.scenario, what[r.scenario],
                         "variant", "median s", "min s", "max s", "GB/s", "migr MiB", "calls", "evict MiB", "drop MiB",
                         "notes");
         }
@@ -797,20 +803,20 @@ void Bench::print() const
     }
     std::printf("\n(migr/calls/evict/drop: tidal's migration statistics per timed repetition on device 0)\n");
     if (!ratios_.empty())
-        std::printf("\nratios (speed-ups: baseline time / variant time; for scenario 3, time ratios)\n");
+        std::printf("\nratios (speed-ups: baseline time / variant time; for overlap, time ratios)\n");
     for (const Ratio &r : ratios_)
-        std::printf("  [%d] %-86s %7.3f\n", r.scenario, r.what.c_str(), r.value);
+        std::printf("  [%s] %-86s %7.3f\n", kScenarioNames[r.scenario], r.what.c_str(), r.value);
     if (!prediction_.empty()) {
-        std::printf("\nscenario 4: this run's medians against %s (%s); error = this / that - 1\n", o_.compare_path.c_str(),
+        std::printf("\nprediction (scenario 4): this run's medians against %s (%s); error = this / that - 1\n", o_.compare_path.c_str(),
                     compare_device_.c_str());
         for (const auto &[r, err] : prediction_)
-            std::printf("  [%d] %-70s %+7.1f%%%s\n", r.scenario, r.name.c_str(), 100 * err,
+            std::printf("  [%s] %-70s %+7.1f%%%s\n", kScenarioNames[r.scenario], r.name.c_str(), 100 * err,
                         r.counts_for_prediction() ? "" : " (not in the target)");
     }
     if (!targets_.empty())
         std::printf("\ntargets\n");
     for (const Target &t : targets_)
-        std::printf("  [%d] %-86s %9.3f %s %-6.3g %s\n", t.scenario, t.what.c_str(), t.value, t.at_least ? ">=" : "<=",
+        std::printf("  [%s] %-86s %9.3f %s %-6.3g %s\n", kScenarioNames[t.scenario], t.what.c_str(), t.value, t.at_least ? ">=" : "<=",
                     t.threshold, t.met() ? "met" : "NOT MET");
     if (!policies_note_.empty())
         std::printf("\nnote: %s\n", policies_note_.c_str());
@@ -851,14 +857,14 @@ void Bench::write_json() const
         }
         const Moves &m = r.moves;
         std::fprintf(f,
-                     "  {\"scenario\": %d, \"name\": \"%s\", \"role\": \"%s\", \"bytes\": %" PRIu64 ", \"median_s\": %.9g, "
+                     "  {\"scenario\": %d, \"name\": \"%s\", \"scenario_name\": \"%s\", \"role\": \"%s\", \"bytes\": %" PRIu64 ", \"median_s\": %.9g, "
                      "\"min_s\": %.9g, \"max_s\": %.9g, \"gbps\": %.4f, \"seconds\": [%s], \"chunk_size\": %" PRIu64
                      ", \"streams\": %d, \"policies\": \"%s\", \"oom_failures\": %" PRIu64 ", \"note\": \"%s\", "
                      "\"per_rep\": {\"migrated_bytes\": %.0f, \"migration_calls\": %.1f, \"resident_hits\": %.0f, "
                      "\"declared_ranges\": %.1f, \"noops\": %.1f, \"evictions\": %.1f, \"evicted_bytes\": %.0f, "
                      "\"dropped_bytes\": %.0f, \"budget_refusals\": %.1f}, \"budget\": %" PRIu64
                      ", \"resident_high_water\": %" PRIu64 "}%s\n",
-                     r.scenario, json_escape(r.name).c_str(), r.role.c_str(), r.bytes, r.median(), r.min(), r.max(), r.gbps(),
+                     r.scenario, json_escape(r.name).c_str(), kScenarioNames[r.scenario], r.role.c_str(), r.bytes, r.median(), r.min(), r.max(), r.gbps(),
                      secs.c_str(), r.migration.chunk_size, r.migration.streams, json_escape(r.policies).c_str(), r.failures,
                      json_escape(r.note).c_str(), double(m.migrated_bytes) / reps, double(m.migration_calls) / reps,
                      double(m.resident_hits) / reps, double(m.declared_ranges) / reps, double(m.noops) / reps,
@@ -901,19 +907,19 @@ int Bench::run()
     std::printf("size %s, dataset %s, budget %s, chunk %s, %d epochs; median of %d after %d warm-up\n",
                 size_name(o_.size).c_str(), size_name(o_.dataset).c_str(), size_name(o_.budget).c_str(),
                 size_name(o_.chunk).c_str(), o_.epochs, o_.reps, o_.warmup);
-    if (o_.scenario == 0 || o_.scenario == 2) {
+    if (o_.scenario == 0 || o_.scenario == kOutOfCore) {
         if (o_.dataset <= o_.budget)
-            std::printf("note: dataset <= budget: scenario 2 will not evict\n");
+            std::printf("note: dataset <= budget: out-of-core will not evict\n");
         // A chunk's phase and its lookahead are both protected: together they must fit.
         if (2 * o_.chunk > o_.budget)
-            std::printf("note: 2 x chunk > budget: scenario 2's declarations will be refused\n");
+            std::printf("note: 2 x chunk > budget: out-of-core's declarations will be refused\n");
     }
-    if (o_.scenario == 0 || o_.scenario == 1)
-        scenario1();
-    if (o_.scenario == 0 || o_.scenario == 2)
-        scenario2();
-    if (o_.scenario == 0 || o_.scenario == 3)
-        scenario3();
+    if (o_.scenario == 0 || o_.scenario == kStream)
+        stream_through();
+    if (o_.scenario == 0 || o_.scenario == kOutOfCore)
+        out_of_core();
+    if (o_.scenario == 0 || o_.scenario == kOverlap)
+        overlap();
     if (!o_.compare_path.empty())
         compare();
     print();
@@ -925,7 +931,8 @@ int Bench::run()
 [[noreturn]] void usage()
 {
     std::fprintf(stderr,
-                 "usage: migration-scenarios [--runtime auto|sim|cuda|hip] [--profile NAME] [--scenario 1|2|3|all]\n"
+                 "usage: migration-scenarios [--runtime auto|sim|cuda|hip] [--profile NAME]\n"
+                 "         [--scenario stream|out-of-core|overlap|all (or 1|2|3)]\n"
                  "         [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB (64 KiB multiple)] [--epochs 3]\n"
                  "         [--reps 5] [--warmup 1] [--streams N] [--compute-ns NS] [--policies a,b|none]\n"
                  "         [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
@@ -997,9 +1004,12 @@ int main(int argc, char **argv)
             }
         } else if (a == "--scenario" && i + 1 < argc) {
             const std::string s = argv[++i];
-            if (s == "all") o.scenario = 0;
-            else if (s == "1" || s == "2" || s == "3") o.scenario = std::stoi(s);
-            else usage();
+            o.scenario = -1;
+            for (int n = 0; n <= kOverlap; ++n) // prediction is --compare, not a --scenario
+                if (s == kScenarioNames[n] || (n > 0 && s == std::to_string(n))) // the numbers: old names
+                    o.scenario = n;
+            if (o.scenario < 0)
+                usage();
         } else
             usage();
     }

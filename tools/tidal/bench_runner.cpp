@@ -36,8 +36,6 @@ double median(std::vector<double> v)
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-bool host_kind(tidal_kind k) { return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE; }
-
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
 // The resolved configuration with the runtime pinned to the one in use (so "auto" does not
@@ -70,7 +68,7 @@ public:
     {
         tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
         d.kind = kind;
-        d.device = host_kind(kind) ? TIDAL_DEVICE_DEFAULT : device;
+        d.device = TIDAL_KIND_IS_HOST(kind) ? TIDAL_DEVICE_DEFAULT : device;
         d.tag = "tidal-bench";
         status_ = tidal_alloc(ctx, bytes, &d, &p_);
         if (status_ != TIDAL_OK)
@@ -205,7 +203,7 @@ LatencyPoint BenchRunner::latency_point(tidal_context *ctx, const std::string &b
     LatencyPoint pt{tidal_kind_name(kind), bytes, backend, std::nullopt, 0, 0, ""};
     tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
     d.kind = kind;
-    d.device = host_kind(kind) ? TIDAL_DEVICE_DEFAULT : o_.device;
+    d.device = TIDAL_KIND_IS_HOST(kind) ? TIDAL_DEVICE_DEFAULT : o_.device;
     d.tag = "tidal-bench";
     auto pair = [&]() -> tidal_status {
         void *p = nullptr;

@@ -101,7 +101,7 @@ public:
     }
 
 private:
-    bool managed() const { return kind_ == TIDAL_KIND_MANAGED || kind_ == TIDAL_KIND_MANAGED_COARSE; }
+    bool managed() const { return TIDAL_KIND_IS_MANAGED(kind_); }
     bool host_readable() const { return kind_ != TIDAL_KIND_DEVICE && kind_ != TIDAL_KIND_DEVICE_FINE; }
 
     Outcome touch(void *p)

@@ -1,4 +1,4 @@
-#include "policy/options_view.h"
+#include "plugin/options_view.h"
 
 #include "config/toml_include.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/shared_library.h"
+#include "plugin/shared_library.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
