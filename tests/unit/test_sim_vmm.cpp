@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -360,6 +361,39 @@ TEST_CASE("vmm: the granularity comes from the profile")
         CHECK(e.message().find("device.vmm_granularity = 3145728 must be a power of two") !=
               std::string::npos);
     }
+}
+
+// Elastic memory of a few GiB is thousands of chunks: a chunk must not hold a file descriptor,
+// or a process with the usual limit of 1024 runs out (the first version used a memfd each).
+TEST_CASE("vmm: chunks cost no file descriptors")
+{
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const rlimit few{32, 32};
+        SimSettings settings = make_settings();
+        settings.profile.vmm_granularity = 64 * 1024;
+        void *rt = nullptr, *base = nullptr;
+        if (::setrlimit(RLIMIT_NOFILE, &few) != 0 || sim_create(settings, &rt, nullptr, 0) != 0)
+            ::_exit(2);
+        const tidal_rt_ops &o = *sim_ops();
+        constexpr uint64_t kChunks = 256, kSize = 64 * 1024;
+        if (o.vmm_reserve(rt, 0, kChunks * kSize, &base) != 0)
+            ::_exit(3);
+        for (uint64_t i = 0; i < kChunks; ++i) {
+            void *chunk = nullptr;
+            void *at = sim_fixture::at(base, i * kSize);
+            if (o.vmm_create(rt, 0, kSize, &chunk) != 0 || o.vmm_map(rt, at, kSize, chunk) != 0 ||
+                o.vmm_set_access(rt, 0, at, kSize) != 0)
+                ::_exit(4);
+        }
+        o.destroy(rt);
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("vmm: several threads map and unmap at once")
