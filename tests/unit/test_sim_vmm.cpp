@@ -325,6 +325,38 @@ TEST_CASE("vmm: bad arguments get a clear code and change nothing")
     CHECK(s.free_bytes(0) == 64 * kMiB);
 }
 
+// A failed call leaves memory, mappings and access exactly as they were: what the core's
+// "nothing left half-mapped" rests on.
+TEST_CASE("vmm: an injected fault changes nothing")
+{
+    SimSettings settings = make_settings();
+    settings.faults = {{"vmm_create", 2, 1, 2}, {"vmm_map", 2, 1, 2}, {"vmm_set_access", 2, 1, 2},
+                       {"vmm_unmap", 1, 1, 2}, {"vmm_destroy", 1, 1, 2}};
+    Sim s(settings);
+    const tidal_rt_ops &o = *s.ops;
+    Elastic e(s, 2);
+    void *chunk = e.resident(0); // the first call of each
+    const uint64_t free_bytes = s.free_bytes();
+    const double time = s.now();
+    void *other = nullptr;
+    CHECK(o.vmm_create(s.rt, 0, kGranule, &other) == 2);
+    CHECK(other == nullptr);
+    CHECK(s.free_bytes() == free_bytes);
+    CHECK(o.vmm_map(s.rt, e.at(1), kGranule, chunk) == 2);
+    CHECK(o.vmm_set_access(s.rt, 0, e.at(0), kGranule) == 2);
+    CHECK(cpu_write(e.at(0)) == "written"); // still accessible
+    CHECK(o.vmm_unmap(s.rt, e.at(0), kGranule) == 2);
+    CHECK(cpu_write(e.at(0)) == "written"); // still mapped
+    CHECK(cpu_write(e.at(1)) == "segv");    // the failed map left nothing there
+    CHECK(s.now() == time);                 // and failed calls take no simulated time
+    REQUIRE(o.vmm_unmap(s.rt, e.at(0), kGranule) == 0);
+    CHECK(o.vmm_destroy(s.rt, chunk) == 2);
+    CHECK(s.free_bytes() == free_bytes);
+    REQUIRE(o.vmm_map(s.rt, e.at(1), kGranule, chunk) == 0); // the chunk is intact
+    REQUIRE(o.vmm_set_access(s.rt, 0, e.at(1), kGranule) == 0);
+    e.maps = {{e.at(1), chunk}};
+}
+
 TEST_CASE("vmm: the granularity comes from the profile")
 {
     SimSettings settings = make_settings();
