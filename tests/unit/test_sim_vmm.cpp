@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -324,6 +325,38 @@ TEST_CASE("vmm: bad arguments get a clear code and change nothing")
     CHECK(s.free_bytes(0) == 64 * kMiB);
 }
 
+// A failed call leaves memory, mappings and access exactly as they were: what the core's
+// "nothing left half-mapped" rests on.
+TEST_CASE("vmm: an injected fault changes nothing")
+{
+    SimSettings settings = make_settings();
+    settings.faults = {{"vmm_create", 2, 1, 2}, {"vmm_map", 2, 1, 2}, {"vmm_set_access", 2, 1, 2},
+                       {"vmm_unmap", 1, 1, 2}, {"vmm_destroy", 1, 1, 2}};
+    Sim s(settings);
+    const tidal_rt_ops &o = *s.ops;
+    Elastic e(s, 2);
+    void *chunk = e.resident(0); // the first call of each
+    const uint64_t free_bytes = s.free_bytes();
+    const double time = s.now();
+    void *other = nullptr;
+    CHECK(o.vmm_create(s.rt, 0, kGranule, &other) == 2);
+    CHECK(other == nullptr);
+    CHECK(s.free_bytes() == free_bytes);
+    CHECK(o.vmm_map(s.rt, e.at(1), kGranule, chunk) == 2);
+    CHECK(o.vmm_set_access(s.rt, 0, e.at(0), kGranule) == 2);
+    CHECK(cpu_write(e.at(0)) == "written"); // still accessible
+    CHECK(o.vmm_unmap(s.rt, e.at(0), kGranule) == 2);
+    CHECK(cpu_write(e.at(0)) == "written"); // still mapped
+    CHECK(cpu_write(e.at(1)) == "segv");    // the failed map left nothing there
+    CHECK(s.now() == time);                 // and failed calls take no simulated time
+    REQUIRE(o.vmm_unmap(s.rt, e.at(0), kGranule) == 0);
+    CHECK(o.vmm_destroy(s.rt, chunk) == 2);
+    CHECK(s.free_bytes() == free_bytes);
+    REQUIRE(o.vmm_map(s.rt, e.at(1), kGranule, chunk) == 0); // the chunk is intact
+    REQUIRE(o.vmm_set_access(s.rt, 0, e.at(1), kGranule) == 0);
+    e.maps = {{e.at(1), chunk}};
+}
+
 TEST_CASE("vmm: the granularity comes from the profile")
 {
     SimSettings settings = make_settings();
@@ -360,6 +393,39 @@ TEST_CASE("vmm: the granularity comes from the profile")
         CHECK(e.message().find("device.vmm_granularity = 3145728 must be a power of two") !=
               std::string::npos);
     }
+}
+
+// Elastic memory of a few GiB is thousands of chunks: a chunk must not hold a file descriptor,
+// or a process with the usual limit of 1024 runs out (the first version used a memfd each).
+TEST_CASE("vmm: chunks cost no file descriptors")
+{
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const rlimit few{32, 32};
+        SimSettings settings = make_settings();
+        settings.profile.vmm_granularity = 64 * 1024;
+        void *rt = nullptr, *base = nullptr;
+        if (::setrlimit(RLIMIT_NOFILE, &few) != 0 || sim_create(settings, &rt, nullptr, 0) != 0)
+            ::_exit(2);
+        const tidal_rt_ops &o = *sim_ops();
+        constexpr uint64_t kChunks = 256, kSize = 64 * 1024;
+        if (o.vmm_reserve(rt, 0, kChunks * kSize, &base) != 0)
+            ::_exit(3);
+        for (uint64_t i = 0; i < kChunks; ++i) {
+            void *chunk = nullptr;
+            void *at = sim_fixture::at(base, i * kSize);
+            if (o.vmm_create(rt, 0, kSize, &chunk) != 0 || o.vmm_map(rt, at, kSize, chunk) != 0 ||
+                o.vmm_set_access(rt, 0, at, kSize) != 0)
+                ::_exit(4);
+        }
+        o.destroy(rt);
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("vmm: several threads map and unmap at once")

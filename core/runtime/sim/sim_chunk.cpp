@@ -3,21 +3,17 @@
 #include <new>
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 namespace tidal::sim {
 
 SimChunk::SimChunk(std::size_t size, int32_t device) : size_(size), device_(device)
 {
-    fd_ = ::memfd_create("tidal-sim-chunk", MFD_CLOEXEC);
-    if (fd_ < 0)
+    home_ = ::mmap(nullptr, size, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (home_ == MAP_FAILED)
         throw std::bad_alloc();
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-        ::close(fd_);
-        throw std::bad_alloc();
-    }
 }
 
-SimChunk::~SimChunk() { ::close(fd_); }
+// The pages go once the last mapping of them does: the chunk is unmapped everywhere else first.
+SimChunk::~SimChunk() { ::munmap(home_, size_); }
 
 } // namespace tidal::sim

@@ -6,19 +6,21 @@
 
 namespace tidal::sim {
 
-// Host memory in an anonymous memory file (memfd), not in the address space: only a file can
-// be mapped at a fixed address, unmapped, and mapped again elsewhere with its contents intact,
-// which is what a GPU's physical allocation handle allows. The file is sparse, so a chunk of a
-// "141 GB device" costs host memory only where a program writes.
+// Shared anonymous host memory, kept at a "home" address nobody may touch (PROT_NONE). Being
+// shared, its pages can be mapped again at any fixed address (mremap with an old size of 0),
+// unmapped there, and mapped elsewhere with the contents intact, which is what a GPU's
+// physical allocation handle allows; unlike a memory file per chunk, this costs no file
+// descriptor, so thousands of chunks stay within a process's limits. The pages are committed
+// only where a program writes, so a chunk of a "141 GB device" costs little host memory.
 class SimChunk {
 public:
-    // Throws std::bad_alloc when the host cannot make the file.
+    // Throws std::bad_alloc when the host cannot map the memory.
     SimChunk(std::size_t size, int32_t device);
     ~SimChunk();
     SimChunk(const SimChunk &) = delete;
     SimChunk &operator=(const SimChunk &) = delete;
 
-    int fd() const noexcept { return fd_; }
+    void *home() const noexcept { return home_; }
     std::size_t size() const noexcept { return size_; }
     int32_t device() const noexcept { return device_; }
     // How many places it is mapped at: a mapped chunk cannot be destroyed.
@@ -27,7 +29,7 @@ public:
     void unmapped() noexcept { --mappings_; }
 
 private:
-    int fd_ = -1;
+    void *home_ = nullptr;
     std::size_t size_ = 0;
     int32_t device_ = 0;
     uint32_t mappings_ = 0;

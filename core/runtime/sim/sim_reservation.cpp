@@ -92,7 +92,9 @@ int32_t SimReservation::device_at(uintptr_t p) const
 
 bool SimReservation::map(uintptr_t p, SimChunk &chunk)
 {
-    if (::mmap(address(p), chunk.size(), PROT_NONE, MAP_SHARED | MAP_FIXED, chunk.fd(), 0) ==
+    // A second mapping of the chunk's shared pages, replacing the reservation there; it keeps
+    // the home's protection (none) until set_access.
+    if (::mremap(chunk.home(), 0, chunk.size(), MREMAP_MAYMOVE | MREMAP_FIXED, address(p)) ==
         MAP_FAILED) {
         inaccessible(p, chunk.size()); // MAP_FIXED may have dropped the reservation there
         return false;
