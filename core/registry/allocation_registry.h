@@ -37,6 +37,14 @@ namespace tidal {
 
 class AllocationRegistry {
 public:
+    AllocationRegistry()
+    {
+        for (Shard &s : shards_)
+            s.nodes.attach(&arena_);
+    }
+    AllocationRegistry(const AllocationRegistry &) = delete;
+    AllocationRegistry &operator=(const AllocationRegistry &) = delete;
+
     enum class Removal { removed, interior, unknown, already_freed };
 
     // Records a new allocation. Throws TIDAL_ERROR_INTERNAL if it overlaps a live allocation
@@ -137,6 +145,7 @@ private:
     std::optional<AllocationRecord> scan_shards(uintptr_t a, Vacancy *vacancy) const;
 
     Index index_;
+    NodeArena arena_; // before the shards: their nodes live in it
     // Set once an allocation lies beyond what the index covers (never on x86-64 or AArch64
     // user addresses): lookups then ask every shard, as they did before the index.
     std::atomic<bool> unindexed_{false};

@@ -7,25 +7,40 @@
 #include <cstddef>
 #include <new>
 
+#include "registry/node_arena.h"
+
 namespace tidal {
 
 class NodeFreeList {
 public:
+    static constexpr size_t kBatch = 32; // nodes taken from the arena at once
+
     NodeFreeList() = default;
     NodeFreeList(const NodeFreeList &) = delete;
     NodeFreeList &operator=(const NodeFreeList &) = delete;
     ~NodeFreeList()
     {
+        if (arena_)
+            return; // the arena's chunks hold every block
         while (head_) {
             Link *next = head_->next;
             ::operator delete(head_);
             head_ = next;
         }
     }
+    // Before the first node: blocks come from `arena` from then on, which outlives this list.
+    void attach(NodeArena *arena) noexcept { arena_ = arena; }
     void *pop(size_t bytes)
     {
-        if (!head_)
-            return ::operator new(bytes);
+        if (!head_) {
+            if (!arena_)
+                return ::operator new(bytes);
+            size_t got = 0;
+            char *first = static_cast<char *>(arena_->take(bytes, kBatch, &got));
+            for (size_t i = got; i-- > 1;)
+                push(first + i * NodeArena::block_size(bytes));
+            return first;
+        }
         Link *l = head_;
         head_ = l->next;
         return l;
@@ -37,6 +52,7 @@ private:
         Link *next;
     };
     Link *head_ = nullptr;
+    NodeArena *arena_ = nullptr;
 };
 
 // std::map allocates only its node type one at a time, so every block on a list has one size.

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <random>
 #include <thread>
@@ -529,4 +530,34 @@ TEST_CASE("index: readers writing page hints while a writer frees, revives and r
     stop = true;
     writer.join();
     CHECK(reg.live_count() == pages / 2);
+}
+
+TEST_CASE("node arena: aligned blocks that never overlap, from chunks that grow to huge pages")
+{
+    tidal::NodeArena arena;
+    const size_t bytes = 200, block = tidal::NodeArena::block_size(bytes);
+    CHECK(block == 256);
+    std::map<uintptr_t, size_t> seen; // block start -> its end
+    size_t total = 0;
+    while (total < 3 * tidal::NodeArena::kHuge) { // past the small chunks into 2 MiB ones
+        size_t got = 0;
+        char *first = static_cast<char *>(arena.take(bytes, 32, &got));
+        REQUIRE(got >= 1);
+        REQUIRE(got <= 32);
+        CHECK(reinterpret_cast<uintptr_t>(first) % tidal::NodeArena::kAlign == 0);
+        const uintptr_t b = reinterpret_cast<uintptr_t>(first), e = b + got * block;
+        auto it = seen.lower_bound(b);
+        CHECK((it == seen.end() || it->first >= e));
+        CHECK((it == seen.begin() || std::prev(it)->second <= b));
+        seen[b] = e;
+        std::memset(first, 0xa5, got * block); // ASan: every block handed out is the arena's
+        total += got * block;
+    }
+    // A shard's list filled from the arena hands its blocks out one by one.
+    tidal::NodeFreeList list;
+    list.attach(&arena);
+    void *a = list.pop(bytes), *b = list.pop(bytes);
+    CHECK(a != b);
+    list.push(a);
+    CHECK(list.pop(bytes) == a);
 }
