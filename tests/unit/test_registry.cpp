@@ -536,10 +536,10 @@ TEST_CASE("node arena: aligned blocks that never overlap, from chunks that grow 
 {
     tidal::NodeArena arena;
     const size_t bytes = 200, block = tidal::NodeArena::block_size(bytes);
-    CHECK(block == 256);
+    CHECK(block == 208);
     std::map<uintptr_t, size_t> seen; // block start -> its end
     size_t total = 0;
-    while (total < 3 * tidal::NodeArena::kHuge) { // past the small chunks into 2 MiB ones
+    while (total < tidal::NodeArena::kHugeAfter + 3 * tidal::NodeArena::kHuge) { // into huge chunks
         size_t got = 0;
         char *first = static_cast<char *>(arena.take(bytes, 32, &got));
         REQUIRE(got >= 1);
