@@ -77,6 +77,8 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         revived->second.record = record;
         revived->second.live = true;
         --s.dead;
+        if (Index::indexable(base, record.size))
+            index_.hint(base, record.size, &revived->second);
         if (Index::spans(base, record.size))
             revived->second.covered_at = index_spans(base, record.size);
     } else {
@@ -100,6 +102,7 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::add_node(Shard &s, Slo
     bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), base,
                                    [](const Index::Member &m, uintptr_t b) { return m.base < b; }),
                   Index::Member{base, &it->second});
+    index_.hint(base, record.size, &it->second);
     if (Index::spans(base, record.size))
         it->second.covered_at = index_spans(base, record.size);
     return it;
@@ -121,6 +124,7 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::erase_node(Shard &s, S
     const uintptr_t base = it->first;
     if (SlotMap::iterator &hint = s.index[Shard::index_of(base)]; hint == it)
         hint = s.slots.end();
+    index_.forget_hints(base, &it->second);
     if (Index::Bucket *bucket = index_.find_bucket(base)) {
         const auto at = std::lower_bound(bucket->begin(), bucket->end(), base,
                                          [](const Index::Member &m, uintptr_t b) { return m.base < b; });
@@ -168,31 +172,37 @@ template <typename Bucket> auto first_above(const Bucket &bucket, uintptr_t a)
 }
 } // namespace
 
-// Under the lock of a's shard: the hint, then a's bucket. A live base at or below `a` in the
-// granule settles it (live allocations never overlap, so nothing from further below reaches
-// past it); dead ones are stepped over.
-AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRecord *out, Vacancy *around) const
+// Under the lock of a's shard: the page hint, then a's bucket. A live base at or below `a` in
+// the granule settles it (live allocations never overlap, so nothing from further below reaches
+// past it); dead ones are stepped over. What the bucket finds becomes the page's hint.
+AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRecord *out, Vacancy *around,
+                                                      bool want_end) const
 {
-    Shard &s = const_cast<Shard &>(shards_[shard_of(a)]); // reads the hints only
+    const Shard &s = shards_[shard_of(a)];
     std::lock_guard lock(s.mutex);
-    if (const auto hint = s.index[Shard::index_of(a)]; hint != s.slots.end() && hint->first == a && hint->second.live) {
-        *out = hint->second.record; // the common case: a base pointer
+    Index::Granule *g = index_.find_granule(a);
+    if (!g)
+        return Answer::unknown;
+    Slot *&hint = g->pages[Index::page_of(a)];
+    if (hint && hint->live && hint->record.contains(reinterpret_cast<const void *>(a))) {
+        *out = hint->record; // the common case: a page queried before
         return Answer::found;
     }
-    const Index::Bucket *bucket = index_.find_bucket(a);
-    if (!bucket)
+    if (!g->bucket)
         return Answer::unknown;
-    const auto above = first_above(*bucket, a);
-    for (auto next = above; next != bucket->end(); ++next)
+    const Index::Bucket &bucket = *g->bucket;
+    const auto above = first_above(bucket, a);
+    for (auto next = above; want_end && next != bucket.end(); ++next)
         if (next->item->live) {
             around->end = next->base; // exact: every base between is in this bucket
             break;
         }
-    for (auto below = above; below != bucket->begin();) {
-        const Slot &slot = (--below)->item[0];
+    for (auto below = above; below != bucket.begin();) {
+        Slot &slot = *(--below)->item;
         if (!slot.live)
             continue;
         if (slot.record.contains(reinterpret_cast<const void *>(a))) {
+            hint = &slot; // written under the granule's shard lock, as the bucket is
             *out = slot.record;
             return Answer::found;
         }
@@ -231,7 +241,7 @@ std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, V
         return scan_shards(a, vacancy);
     AllocationRecord r;
     Vacancy around{(a >> Index::kGranuleBits) << Index::kGranuleBits, 0};
-    switch (lookup(a, &r, &around)) {
+    switch (lookup(a, &r, &around, vacancy != nullptr)) {
     case Answer::found: return r;
     case Answer::absent: break;
     case Answer::unknown: {
@@ -315,6 +325,7 @@ std::vector<AllocationRecord> AllocationRegistry::drain()
         for (auto &[base, slot] : s.slots) {
             if (slot.live)
                 all.push_back(slot.record);
+            index_.forget_hints(base, &slot);
             if (Index::Bucket *bucket = index_.find_bucket(base))
                 bucket->clear(); // the granule's nodes are all this shard's
         }

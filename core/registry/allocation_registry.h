@@ -37,6 +37,14 @@ namespace tidal {
 
 class AllocationRegistry {
 public:
+    AllocationRegistry()
+    {
+        for (Shard &s : shards_)
+            s.nodes.attach(&arena_);
+    }
+    AllocationRegistry(const AllocationRegistry &) = delete;
+    AllocationRegistry &operator=(const AllocationRegistry &) = delete;
+
     enum class Removal { removed, interior, unknown, already_freed };
 
     // Records a new allocation. Throws TIDAL_ERROR_INTERNAL if it overlaps a live allocation
@@ -124,9 +132,11 @@ private:
 
     // What a's granule knows of `a`, under its shard's lock: found (`out`), absent (a live
     // allocation below `a` ends at or before it: around->begin), or unknown (ask the covers).
-    // around->end gets the next live base above `a` in the granule (left 0: none there).
+    // With want_end, around->end gets the next live base above `a` in the granule (left 0:
+    // none there); without, no other allocation's node is read.
     enum class Answer { found, absent, unknown };
-    Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around) const;
+    // Its page hint is written here: a lookup is a reader of the registry but a writer of hints.
+    Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around, bool want_end) const;
     // The exact base `c` (named by a cover) when live and containing `a`.
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
     std::optional<AllocationRecord> find_interior(uintptr_t a, Vacancy *vacancy = nullptr) const;
@@ -135,6 +145,7 @@ private:
     std::optional<AllocationRecord> scan_shards(uintptr_t a, Vacancy *vacancy) const;
 
     Index index_;
+    NodeArena arena_; // before the shards: their nodes live in it
     // Set once an allocation lies beyond what the index covers (never on x86-64 or AArch64
     // user addresses): lookups then ask every shard, as they did before the index.
     std::atomic<bool> unindexed_{false};

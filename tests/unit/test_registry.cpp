@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <array>
+#include <cstring>
 #include <map>
 #include <random>
 #include <thread>
@@ -322,13 +324,14 @@ TEST_CASE("index: a freed base revived larger is found in the granules it now sp
     CHECK(found_base(reg, base + 0x80000) == nullptr);
 }
 
-TEST_CASE("index: every lookup and vacancy agrees with a plain model, through frees, revivals and purges")
+namespace {
+// Random inserts (new bases and revivals of old ones), frees and lookups in [region, region +
+// span), each lookup checked against a plain map. Sizes: the first five mostly, all eight at times.
+void agree_with_model(uint64_t seed, uintptr_t region, uintptr_t span, const std::array<uintptr_t, 8> &sizes, int steps)
 {
     AllocationRegistry reg;
     std::map<uintptr_t, uintptr_t> live; // base -> end
-    std::mt19937_64 rng(15);
-    const uintptr_t region = 0x7f0000000000, span = 64 * kLeaf;
-    const uintptr_t sizes[] = {0x40, 0x100, 0x1000, kGranule - 0x10, kGranule + 0x10, 0x100000, kMid + 0x1000, 3 * kLeaf};
+    std::mt19937_64 rng(seed);
     std::vector<uintptr_t> bases; // every base ever used: revivals come from here
     auto overlaps = [&](uintptr_t b, uintptr_t e) {
         auto it = live.lower_bound(b);
@@ -350,7 +353,7 @@ TEST_CASE("index: every lookup and vacancy agrees with a plain model, through fr
         CHECK(v.begin <= a);
         CHECK((it == live.begin() || std::prev(it)->second <= v.begin));
     };
-    for (int step = 0; step < 6000; ++step) {
+    for (int step = 0; step < steps; ++step) {
         const unsigned op = rng() % 8;
         if (op < 3 || live.empty()) {
             uintptr_t b = !bases.empty() && rng() % 2 ? bases[rng() % bases.size()]
@@ -374,6 +377,24 @@ TEST_CASE("index: every lookup and vacancy agrees with a plain model, through fr
         }
     }
     CHECK(reg.live_count() == live.size());
+}
+} // namespace
+
+TEST_CASE("index: every lookup and vacancy agrees with a plain model, through frees, revivals and purges")
+{
+    agree_with_model(15, 0x7f0000000000, 64 * kLeaf,
+                     {0x40, 0x100, 0x1000, kGranule - 0x10, kGranule + 0x10, 0x100000, kMid + 0x1000, 3 * kLeaf}, 6000);
+}
+
+TEST_CASE("index: page hints agree with the model where the same pages are used again and again")
+{
+    // Eight granules: every page is queried, freed, revived at another size and reused many
+    // times, so most lookups go through a page hint, some naming a freed or resized node.
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        CAPTURE(seed);
+        agree_with_model(seed, 0x7f3000000000 - 2 * kGranule, 8 * kGranule,
+                         {0x40, 0x200, 0x1000, 0x1800, 0x3000, kGranule - 0x40, kGranule + 0x1000, 3 * kGranule}, 20000);
+    }
 }
 
 TEST_CASE("index: concurrent lookups of interior pointers while other threads allocate and free")
@@ -432,4 +453,111 @@ TEST_CASE("a large block revived at the same size finds its covers again, even a
         CHECK(reg.find(at(w + (1u << 20)))->base == at(y));
         CHECK(reg.find(at(y + size - 1))->base == at(y));
     }
+}
+
+TEST_CASE("index: page hints name an item in the pages of its base's granule only, and are all forgotten")
+{
+    tidal::AddressIndex<int> index;
+    int a = 0, b = 0, c = 0;
+    const uintptr_t g = 0x7f4000000000, page = 0x1000;
+    using Index = tidal::AddressIndex<int>;
+    index.bucket(g);
+    index.bucket(g + kGranule);
+    Index::Granule *first = index.find_granule(g), *second = index.find_granule(g + kGranule);
+    REQUIRE(first != nullptr);
+    REQUIRE(second != nullptr);
+    CHECK(index.find_granule(g + kLeaf) == nullptr); // no leaf there: nothing made
+    index.hint(g + 0x800, 0x2000, &a); // pages 0, 1 and 2, the last one partly
+    CHECK(first->pages[0] == &a);
+    CHECK(first->pages[1] == &a);
+    CHECK(first->pages[2] == &a);
+    CHECK(first->pages[3] == nullptr);
+    index.hint(g + kGranule - 0x1800, kGranule, &b); // into the next granule: its own pages only
+    CHECK(first->pages[Index::kPages - 2] == &b);
+    CHECK(first->pages[Index::kPages - 1] == &b);
+    for (int *h : second->pages)
+        CHECK(h == nullptr);
+    index.hint(g + 3 * page, 1, &c); // one byte: one page
+    CHECK(first->pages[3] == &c);
+    CHECK(first->pages[4] == nullptr);
+    CHECK(Index::page_of(g + kGranule - 1) == Index::kPages - 1);
+    CHECK(Index::page_of(g + kGranule) == 0);
+    // A hint written while `a` was larger is forgotten too.
+    first->pages[9] = &a;
+    index.forget_hints(g + 0x800, &a);
+    for (size_t p : {0, 1, 2, 9})
+        CHECK(first->pages[p] == nullptr);
+    CHECK(first->pages[3] == &c);
+    CHECK(first->pages[Index::kPages - 1] == &b);
+}
+
+TEST_CASE("index: readers writing page hints while a writer frees, revives and replaces blocks in the same granules")
+{
+    AllocationRegistry reg;
+    const uintptr_t region = 0x7f6000000000, page = 0x1000, pages = 16 * (kGranule / page);
+    for (uintptr_t i = 0; i < pages; i += 2) // even pages: stable blocks
+        reg.insert(record(region + i * page, page));
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        // Odd pages: a block freed and revived at other sizes, and quarter blocks inside a freed
+        // one, so that nodes named by hints are resized and erased while readers look.
+        for (uintptr_t k = 0; !stop.load(); ++k) {
+            const uintptr_t b = region + ((k * 2 + 1) % pages) * page;
+            const bool quarter = k % 3 == 0;
+            const uintptr_t at_b = quarter ? b + page / 4 : b;
+            reg.insert(record(at_b, quarter ? page / 4 : page >> (k % 2)));
+            REQUIRE(reg.remove(at(at_b), nullptr) == AllocationRegistry::Removal::removed);
+        }
+    });
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 2; ++t)
+        readers.emplace_back([&, t] {
+            std::mt19937_64 rng(t + 7);
+            for (int i = 0; i < 100000; ++i) {
+                const uintptr_t p = rng() % pages, a = region + p * page + rng() % page;
+                const auto r = reg.find(at(a));
+                if (p % 2 == 0) {
+                    REQUIRE(r.has_value());
+                    REQUIRE(r->base == at(region + p * page));
+                } else if (r) {
+                    REQUIRE(r->contains(at(a)));
+                    REQUIRE(reinterpret_cast<uintptr_t>(r->base) >= region + p * page);
+                }
+            }
+        });
+    for (auto &th : readers)
+        th.join();
+    stop = true;
+    writer.join();
+    CHECK(reg.live_count() == pages / 2);
+}
+
+TEST_CASE("node arena: aligned blocks that never overlap, from chunks that grow to huge pages")
+{
+    tidal::NodeArena arena;
+    const size_t bytes = 200, block = tidal::NodeArena::block_size(bytes);
+    CHECK(block == 208);
+    std::map<uintptr_t, size_t> seen; // block start -> its end
+    size_t total = 0;
+    while (total < tidal::NodeArena::kHugeAfter + 3 * tidal::NodeArena::kHuge) { // into huge chunks
+        size_t got = 0;
+        char *first = static_cast<char *>(arena.take(bytes, 32, &got));
+        REQUIRE(got >= 1);
+        REQUIRE(got <= 32);
+        CHECK(reinterpret_cast<uintptr_t>(first) % tidal::NodeArena::kAlign == 0);
+        const uintptr_t b = reinterpret_cast<uintptr_t>(first), e = b + got * block;
+        auto it = seen.lower_bound(b);
+        CHECK((it == seen.end() || it->first >= e));
+        CHECK((it == seen.begin() || std::prev(it)->second <= b));
+        seen[b] = e;
+        std::memset(first, 0xa5, got * block); // ASan: every block handed out is the arena's
+        total += got * block;
+    }
+    // A shard's list filled from the arena hands its blocks out one by one.
+    tidal::NodeFreeList list;
+    list.attach(&arena);
+    void *a = list.pop(bytes), *b = list.pop(bytes);
+    CHECK(a != b);
+    list.push(a);
+    CHECK(list.pop(bytes) == a);
 }

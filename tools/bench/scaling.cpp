@@ -7,13 +7,16 @@
 // simulated device is host memory that nothing touches). A second table: tidal_declare of N
 // single-allocation managed ranges in one call (per range). Wall clock, median of --reps runs;
 // the query also in the thread's CPU time (a loaded machine's wall clock counts waits for a core).
+// The query's addresses are computed before it is timed and read in order: picking them from
+// the array of N pointers at random was a cache miss of the benchmark's own at 10^6 (8 MB).
 //
 // --threads R: at the largest N, R threads doing interior queries (then queries and copies) while --churn C
 // other threads allocate and free, against one such thread (with the same C churning): the
 // readers' total throughput and its speed-up.
 //
-//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only]
-// --quick: N = 10^3 and 10^4 only, fewer calls (the bench-smoke test); --max N: sizes up to N.
+//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only] [--json]
+// --quick: N = 10^3 and 10^4 only, fewer calls (the bench-smoke test); --max N: sizes up to N;
+// --json: the same figures as one JSON object on stdout instead of the tables.
 // Public API only.
 #include <tidal/tidal.h>
 
@@ -125,6 +128,9 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     std::vector<uint32_t> order(calls);
     for (auto &i : order)
         i = static_cast<uint32_t>(rng() % n);
+    std::vector<const char *> interior(calls);
+    for (size_t i = 0; i < calls; ++i)
+        interior[i] = live[order[i]] + 1 + i % (kBlock - 1);
 
     row.pair_ns = per_call_ns(reps, calls, [&](size_t k) {
         for (size_t i = 0; i < k; ++i) {
@@ -138,7 +144,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
         tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
         const double c0 = thread_cpu_seconds();
         for (size_t i = 0; i < k; ++i)
-            check(tidal_pointer_query(ctx, live[order[i]] + 1 + i % (kBlock - 1), &info), "tidal_pointer_query");
+            check(tidal_pointer_query(ctx, interior[i], &info), "tidal_pointer_query");
         cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
     row.query_cpu_ns = tidal_bench::median(cpu);
@@ -243,7 +249,7 @@ int main(int argc, char **argv)
     size_t max = 1000000;
     int reps = 5;
     unsigned readers = 0, churn = 2;
-    bool quick = false, threads_only = false;
+    bool quick = false, threads_only = false, json = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--runtime" && i + 1 < argc)
@@ -260,8 +266,10 @@ int main(int argc, char **argv)
             quick = true;
         else if (a == "--threads-only")
             threads_only = true;
+        else if (a == "--json")
+            json = true;
         else {
-            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only]\n");
+            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only] [--json]\n");
             return 2;
         }
     }
@@ -271,26 +279,49 @@ int main(int argc, char **argv)
     }
     const size_t calls = quick ? 20000 : 200000;
 
-    std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
-    if (!threads_only)
+    // The JSON form keeps the tables' figures and names; a list is closed before the next opens.
+    const char *sep = "";
+    if (json)
+        std::printf("{\"program\": \"scaling\", \"runtime\": \"%s\", \"reps\": %d, \"block_bytes\": %zu, \"sizes\": [",
+                    tidal_bench::json_escape(runtime).c_str(), reps, kBlock);
+    else
+        std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
+    if (!threads_only && !json)
         std::printf("%10s %12s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
                 "bytes/live");
     size_t largest = threads_only ? max : 0;
     for (size_t n = 1000; n <= max && !threads_only; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
-        std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
-                    r.copy_ns, r.batch_ns, r.bytes_per_live);
+        if (json)
+            std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
+                        "\"copy_ns\": %.1f, \"batch_item_ns\": %.1f, \"bytes_per_live\": %.0f}",
+                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.copy_ns, r.batch_ns, r.bytes_per_live);
+        else
+            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
+                        r.copy_ns, r.batch_ns, r.bytes_per_live);
         std::fflush(stdout);
+        sep = ",";
         largest = n;
     }
-    if (!threads_only) {
+    if (json) {
+        std::printf("], \"declare\": [");
+    } else if (!threads_only) {
         std::printf("\n# tidal_declare of N single-allocation managed ranges in one call: ns per range, median of %d\n", reps);
         std::printf("%10s %12s\n", "ranges", "declare");
     }
+    sep = "";
     for (size_t n = 10; n <= std::min<size_t>(max, 100000) && !threads_only; n *= 10) {
-        std::printf("%10zu %12.1f\n", n, declare_ns(runtime, n, reps));
+        const double ns = declare_ns(runtime, n, reps);
+        if (json)
+            std::printf("%s\n  {\"ranges\": %zu, \"declare_ns\": %.1f}", sep, n, ns);
+        else
+            std::printf("%10zu %12.1f\n", n, ns);
         std::fflush(stdout);
+        sep = ",";
     }
+    if (json)
+        std::printf("], \"threads\": [");
+    sep = "";
     if (readers) {
         const size_t n = largest ? largest : 1000;
         const double secs = quick ? 0.3 : 2.0;
@@ -298,6 +329,15 @@ int main(int argc, char **argv)
             double churn1 = 0, churn_n = 0;
             const double one = reader_rate(runtime, n, 1, churn, secs, copies, &churn1);
             const double many = reader_rate(runtime, n, readers, churn, secs, copies, &churn_n);
+            if (json) {
+                std::printf("%s\n  {\"live\": %zu, \"calls\": \"%s\", \"churn_threads\": %u, \"readers\": %u, "
+                            "\"calls_per_s_1\": %.0f, \"calls_per_s_n\": %.0f, \"churn_pairs_per_s_1\": %.0f, "
+                            "\"churn_pairs_per_s_n\": %.0f, \"speedup\": %.2f, \"hardware_threads\": %u}",
+                            sep, n, copies ? "query+copy" : "query", churn, readers, one, many, churn1, churn_n, many / one,
+                            std::thread::hardware_concurrency());
+                sep = ",";
+                continue;
+            }
             std::printf("\n# %zu live; interior %s calls/s while %u threads allocate and free\n", n,
                         copies ? "query + copy" : "query", churn);
             std::printf("1 thread: %.3g calls/s (churn %.3g pairs/s); %u threads: %.3g calls/s (churn %.3g pairs/s); "
@@ -305,5 +345,7 @@ int main(int argc, char **argv)
                         one, churn1, readers, many, churn_n, many / one, std::thread::hardware_concurrency());
         }
     }
+    if (json)
+        std::printf("]}\n");
     return 0;
 }
