@@ -66,7 +66,7 @@ static int is_managed_kind(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k =
 
 /* The plugin resolves no symbol of libtidal: it needs nothing but the header's constants. */
 static const char *const kind_names[TIDAL_KIND_COUNT] = {
-    "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse"};
+    "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse", "elastic"};
 
 static tidal_kind kind_from_name(const char *name)
 {
@@ -145,14 +145,14 @@ static int read_rule(const tidal_options_api *api, const tidal_options *view, ru
     r->advice = read_bits(api, view, "advice", advice_names);
     tidal_status st = api->get_string(view, "kind", &s);
     if (st == TIDAL_ERROR_NOT_FOUND) {
-        api->error(view, NULL, "a rule needs a 'kind' (device, managed, pinned, pageable, device-fine, managed-coarse)");
+        api->error(view, NULL, "a rule needs a 'kind' (device, managed, pinned, pageable, device-fine, managed-coarse, elastic)");
         return 0;
     }
     if (st != TIDAL_OK)
         return 0;
     r->kind = kind_from_name(s);
     if (r->kind == TIDAL_KIND_AUTO) {
-        api->error(view, "kind", "kind must be one of device, managed, pinned, pageable, device-fine, managed-coarse");
+        api->error(view, "kind", "kind must be one of device, managed, pinned, pageable, device-fine, managed-coarse, elastic");
         return 0;
     }
     if (r->advice && !is_managed_kind(r->kind))

@@ -1,0 +1,36 @@
+// Physical chunks an offload with TIDAL_OFFLOAD_KEEP_PHYSICAL kept for tidal's own elastic
+// allocations and restores, so that they map again without going back to the runtime. Not
+// thread-safe: the ElasticSpace calls it under its lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "runtime/runtime.h"
+
+namespace tidal::elastic {
+
+class ChunkPool {
+public:
+    explicit ChunkPool(Runtime &runtime) : runtime_(runtime) {}
+    ~ChunkPool() { trim(); }
+    ChunkPool(const ChunkPool &) = delete;
+    ChunkPool &operator=(const ChunkPool &) = delete;
+
+    // A kept chunk of exactly `size` bytes of `device`, or nullptr.
+    void *take(int32_t device, size_t size);
+    void put(int32_t device, size_t size, void *chunk);
+    uint64_t bytes() const noexcept { return bytes_; }
+    // Gives every kept chunk back to the runtime; returns the bytes that went back.
+    uint64_t trim() noexcept;
+
+private:
+    Runtime &runtime_;
+    std::map<std::pair<int32_t, size_t>, std::vector<void *>> kept_;
+    uint64_t bytes_ = 0;
+};
+
+} // namespace tidal::elastic
