@@ -530,12 +530,17 @@ void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
                     "leave TIDAL_ADVICE_COARSE_GRAIN out on this device");
     runtime_->advise_bits(ptr, size, unset, AdviceAction::unset, r.runtime_device);
     runtime_->advise_bits(ptr, size, set, AdviceAction::set, r.runtime_device);
-    uint32_t advice = (r.advice & ~unset) | set;
     // The record remembers it, so a free unsets it (and a pooled block's next owner starts
-    // clean). A preferred location set for the device replaces one set for the host.
-    if (set & TIDAL_ADVICE_PREFERRED_DEVICE)
+    // clean). A bit leaves the record only when the whole allocation lost it: advice unset on
+    // part of it is still set on the rest, and a free that unsets it again costs nothing, while
+    // one that forgets it frees pages that still carry it (HIP requires coarse grain unset
+    // before hipFree). A preferred location set for the device replaces one set for the host.
+    const bool whole = ptr == r.base && size >= r.size;
+    const uint32_t cleared = whole ? unset : 0u;
+    uint32_t advice = (r.advice & ~cleared) | set;
+    if (whole && (set & TIDAL_ADVICE_PREFERRED_DEVICE))
         advice &= ~TIDAL_ADVICE_PREFERRED_HOST;
-    if (set & TIDAL_ADVICE_PREFERRED_HOST)
+    if (whole && (set & TIDAL_ADVICE_PREFERRED_HOST))
         advice &= ~TIDAL_ADVICE_PREFERRED_DEVICE;
     registry_.set_advice(r.base, advice);
 }

@@ -15,6 +15,10 @@
 
 namespace tidal {
 
+// The module's description line holds one XNACK verdict and reason per device: room for many
+// devices (the public runtime_detail field shows only its start).
+constexpr size_t kDetailCapacity = 4096;
+
 std::vector<std::filesystem::path> RuntimeLoader::search_path(const Settings &settings, const std::string &name)
 {
     std::vector<std::filesystem::path> folders = settings.runtime_path;
@@ -56,7 +60,7 @@ std::unique_ptr<Runtime> RuntimeLoader::load(const Settings &settings)
 std::unique_ptr<Runtime> RuntimeLoader::load_sim(const Settings &settings)
 {
     void *instance = nullptr;
-    char detail[256] = {};
+    char detail[kDetailCapacity] = {};
     int rc = sim::sim_create(settings.sim, &instance, detail, sizeof detail);
     const tidal_rt_ops *ops = sim::sim_ops(settings.sim);
     if (rc != 0)
@@ -110,7 +114,7 @@ std::unique_ptr<Runtime> RuntimeLoader::load_module(const Settings &settings, co
     const toml::table *section = settings.document ? (*settings.document)[name].as_table() : nullptr;
     OptionsView options(section, fmt::format("[{}]", name), settings.source);
     void *instance = nullptr;
-    char detail[256] = {};
+    char detail[kDetailCapacity] = {};
     rc = ops->create(&options, OptionsView::api(), &instance, detail, sizeof detail);
     if (rc != 0)
         throw ErrorTable::translate(ops->family, rc, ops->error_name(rc),

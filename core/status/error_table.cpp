@@ -15,6 +15,9 @@ struct Entry {
 constexpr tidal_rt_family HIP = TIDAL_RT_FAMILY_HIP;
 constexpr tidal_rt_family CUDA = TIDAL_RT_FAMILY_CUDA;
 
+constexpr const char *kNoCodeObjectHint =
+    "no code object for this GPU: build kernels for both xnack+ and xnack- targets";
+
 // Numbers from hip_runtime_api.h (HIP 5.2.3) and driver_types.h (CUDA 13).
 constexpr std::array kEntries{
     Entry{HIP, 1, TIDAL_ERROR_INVALID_ARGUMENT, "the runtime rejected an argument; check sizes and pointers"},
@@ -22,9 +25,12 @@ constexpr std::array kEntries{
     Entry{HIP, 3, TIDAL_ERROR_RUNTIME, "the HIP runtime is not initialised; check the ROCm installation"},
     Entry{HIP, 17, TIDAL_ERROR_INVALID_ARGUMENT, "the pointer is not device memory of this runtime"},
     Entry{HIP, 35, TIDAL_ERROR_NO_DEVICE, "the GPU driver is missing or older than the runtime"},
+    // hipErrorInvalidDeviceFunction: what a launch returns when the build has no code object
+    // for the GPU's target (an xnack+ GPU with only xnack- objects, or the reverse).
+    Entry{HIP, 98, TIDAL_ERROR_NOT_SUPPORTED, kNoCodeObjectHint},
     Entry{HIP, 100, TIDAL_ERROR_NO_DEVICE, "no AMD GPU is visible: check /dev/kfd permissions and HIP_VISIBLE_DEVICES, or use runtime = \"sim\""},
     Entry{HIP, 101, TIDAL_ERROR_NOT_FOUND, "the device index is out of range"},
-    Entry{HIP, 209, TIDAL_ERROR_NOT_SUPPORTED, "no code object for this GPU: build kernels for both xnack+ and xnack- targets"},
+    Entry{HIP, 209, TIDAL_ERROR_NOT_SUPPORTED, kNoCodeObjectHint},
     Entry{HIP, 217, TIDAL_ERROR_NOT_SUPPORTED, "these GPUs cannot access each other's memory"},
     Entry{HIP, 700, TIDAL_ERROR_ILLEGAL_ACCESS, "the device touched memory it cannot reach; with XNACK off, pageable memory must never reach a kernel"},
     Entry{HIP, 712, TIDAL_ERROR_INVALID_ARGUMENT, "the host range is registered already"},

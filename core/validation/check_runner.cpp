@@ -21,7 +21,7 @@ CheckRunner::~CheckRunner()
     }
 }
 
-void CheckRunner::check_operand(const void *p, size_t size, const char *name) const
+void CheckRunner::check_operand(const void *p, size_t size, const char *name, int32_t device, bool kernel) const
 {
     if (!p)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check {} is NULL", name), "give the memory to check");
@@ -35,6 +35,15 @@ void CheckRunner::check_operand(const void *p, size_t size, const char *name) co
                         fmt::format("check {}: {} bytes from {} run past the end of its allocation ({} bytes at {})",
                                     name, size, p, r->size, r->base),
                         "check a range inside the allocation");
+        // A device that cannot reach pageable memory faults on it, and on AMD the fault aborts
+        // the process instead of returning an error: refuse before the launch, with the status
+        // a fault would have given.
+        if (kernel && r->kind == TIDAL_KIND_PAGEABLE && !runtime_.props(device).pageable_access)
+            throw Error(TIDAL_ERROR_ILLEGAL_ACCESS,
+                        fmt::format("check {}: {} is pageable host memory, which device {} cannot reach "
+                                    "(no pageable access: XNACK off or no HMM)",
+                                    name, p, device),
+                        "use pinned or managed memory for memory a kernel touches");
     }
 }
 
@@ -54,11 +63,13 @@ void CheckRunner::validate(const tidal_check &c) const
     if (c.size == 0 || c.size % 8 != 0)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check size {} is not a positive multiple of 8", c.size),
                     "validation kernels work on 64-bit words");
-    check_operand(c.target, c.size, "target");
+    // A runtime copy is the copy engine's, which reads pageable memory; kernels need reach.
+    const bool kernel = c.kind != TIDAL_CHECK_RUNTIME_COPY;
+    check_operand(c.target, c.size, "target", c.device, kernel);
     if (c.kind == TIDAL_CHECK_COPY || c.kind == TIDAL_CHECK_TRIAD || c.kind == TIDAL_CHECK_RUNTIME_COPY)
-        check_operand(c.source, c.size, "source");
+        check_operand(c.source, c.size, "source", c.device, kernel);
     if (c.kind == TIDAL_CHECK_TRIAD)
-        check_operand(c.source2, c.size, "source2");
+        check_operand(c.source2, c.size, "source2", c.device, kernel);
 }
 
 CheckRunner::Lane &CheckRunner::lane(int32_t device)

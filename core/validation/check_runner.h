@@ -29,7 +29,7 @@ private:
         bool ready = false;
     };
     void validate(const tidal_check &check) const;
-    void check_operand(const void *p, size_t size, const char *name) const;
+    void check_operand(const void *p, size_t size, const char *name, int32_t device, bool kernel) const;
     Lane &lane(int32_t device);
     int launch(const tidal_check &check, void *stream, uint64_t *mismatches);
 

@@ -8,17 +8,8 @@
 
 #include <tidal/tidal.h>
 
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            ++failures;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, " [last error: %s]\n", tidal_last_error());                             \
-        }                                                                                          \
-    } while (0)
+#define EXPECT_NOTE() fprintf(stderr, " [last error: %s]", tidal_last_error())
+#include "device_expect.h"
 
 #define EXPECT_STATUS(call, want)                                                                  \
     do {                                                                                           \

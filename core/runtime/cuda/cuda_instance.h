@@ -5,10 +5,13 @@
 
 #include <cstdint>
 
+#include "cuda_vmm.h"
+
 namespace tidal::cuda {
 
 struct CudaInstance {
     int32_t device_count = 0;
+    DriverVmm vmm; /* the driver's virtual-memory entry points, looked up at create() */
 };
 
 inline const CudaInstance &instance(void *rt) noexcept { return *static_cast<const CudaInstance *>(rt); }

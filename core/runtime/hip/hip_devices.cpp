@@ -9,7 +9,7 @@
 #include "hip_device_scope.h"
 #include "hip_entry_points.h"
 #include "hip_errors.h"
-#include "hip_runtime.h"
+#include "hip_instance.h"
 
 namespace tidal::hip {
 
@@ -84,7 +84,7 @@ int query_device(int32_t device, const char *hsa_xnack_env, DeviceRecord &out)
 int rt_device_count(void *rt, int32_t *count) noexcept
 {
     return guarded([&] {
-        *count = HipRuntime::of(rt).device_count();
+        *count = HipInstance::of(rt).device_count();
         return hipSuccess;
     });
 }
@@ -98,7 +98,7 @@ int rt_device_props(void *rt, int32_t device, tidal_rt_device_props *props) noex
             return hipErrorInvalidValue;
         const std::size_t size =
             asked == 0 ? sizeof(tidal_rt_device_props) : std::min(asked, sizeof(tidal_rt_device_props));
-        tidal_rt_device_props copy = HipRuntime::of(rt).device(device).props;
+        tidal_rt_device_props copy = HipInstance::of(rt).device(device).props;
         copy.struct_size = size;
         std::memcpy(props, &copy, size);
         return hipSuccess;

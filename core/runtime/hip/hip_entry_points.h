@@ -10,10 +10,14 @@
 
 namespace tidal::hip {
 
-// hip_runtime_module.cpp: lifecycle.
+// hip_lifecycle.cpp
 int rt_create(const tidal_options *options, const tidal_options_api *api, void **rt,
               char *detail, size_t detail_capacity) noexcept;
 void rt_destroy(void *rt) noexcept;
+
+// hip_errors.cpp
+const char *rt_error_name(int native) noexcept;
+const char *rt_error_string(int native) noexcept;
 
 // hip_devices.cpp
 int rt_device_count(void *rt, int32_t *count) noexcept;
@@ -31,6 +35,8 @@ int rt_pool_usage(void *rt, int32_t device, uint64_t *reserved, uint64_t *used) 
 int rt_host_register(void *rt, void *ptr, size_t size) noexcept;
 int rt_host_unregister(void *rt, void *ptr) noexcept;
 int rt_pointer_kind(void *rt, const void *ptr, int32_t *kind, int32_t *device) noexcept;
+
+// hip_transfers.cpp
 int rt_memcpy(void *rt, void *dst, const void *src, size_t size, void *stream) noexcept;
 int rt_memset(void *rt, void *dst, int value, size_t size, void *stream) noexcept;
 
@@ -50,6 +56,16 @@ int rt_stream_wait_event(void *rt, void *stream, void *event) noexcept;
 int rt_event_synchronize(void *rt, void *event) noexcept;
 int rt_event_elapsed_ms(void *rt, void *start, void *end, float *ms) noexcept;
 int rt_event_query(void *rt, void *event, int32_t *complete) noexcept;
+
+// hip_vmm.cpp
+int rt_vmm_granularity(void *rt, int32_t device, uint64_t *bytes) noexcept;
+int rt_vmm_reserve(void *rt, int32_t device, size_t size, void **ptr) noexcept;
+int rt_vmm_release(void *rt, void *ptr, size_t size) noexcept;
+int rt_vmm_create(void *rt, int32_t device, size_t size, void **chunk) noexcept;
+int rt_vmm_destroy(void *rt, void *chunk) noexcept;
+int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk) noexcept;
+int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size) noexcept;
+int rt_vmm_unmap(void *rt, void *ptr, size_t size) noexcept;
 
 // hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
 // (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.

@@ -1,5 +1,6 @@
 // Native error handling shared by every entry point of the HIP module: the exception barrier
-// the C table needs, and the names the core prints next to its own status.
+// the C table needs. (The names the core prints, rt_error_name/rt_error_string, are entry
+// points: hip_entry_points.h.)
 #pragma once
 
 #include <hip/hip_runtime_api.h>
@@ -7,9 +8,6 @@
 #include <new>
 
 namespace tidal::hip {
-
-const char *error_name(int native) noexcept;
-const char *error_string(int native) noexcept;
 
 // Runs one entry point's body and returns its hipError_t as int. Two duties:
 //  - no C++ exception crosses the C table (the module's own code may allocate strings);

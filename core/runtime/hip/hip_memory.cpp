@@ -1,4 +1,4 @@
-// Allocation, registration, pointer classification and plain copies for the HIP module.
+// Allocation, registration and pointer classification for the HIP module.
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_version.h>
 
@@ -254,29 +254,6 @@ int rt_pointer_kind(void *, const void *ptr, int32_t *kind, int32_t *device) noe
         *device = (k == TIDAL_KIND_PAGEABLE || k == TIDAL_KIND_PINNED) ? TIDAL_DEVICE_HOST
                                                                       : a.device;
         return hipSuccess;
-    });
-}
-
-int rt_memcpy(void *, void *dst, const void *src, size_t size, void *stream) noexcept
-{
-    return guarded([&] {
-        // hipMemcpyDefault: unified addressing tells HIP the direction from the pointers.
-        if (stream == nullptr)
-            return hipMemcpy(dst, src, size, hipMemcpyDefault);
-        return hipMemcpyAsync(dst, src, size, hipMemcpyDefault, static_cast<hipStream_t>(stream));
-    });
-}
-
-int rt_memset(void *, void *dst, int value, size_t size, void *stream) noexcept
-{
-    return guarded([&] {
-        if (stream != nullptr)
-            return hipMemsetAsync(dst, value, size, static_cast<hipStream_t>(stream));
-        // NULL stream promises host-synchronous completion; hipMemset alone may return
-        // before a device-memory fill has finished (CUDA semantics).
-        if (const hipError_t rc = hipMemsetAsync(dst, value, size, nullptr); rc != hipSuccess)
-            return rc;
-        return hipStreamSynchronize(nullptr);
     });
 }
 

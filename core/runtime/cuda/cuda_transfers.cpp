@@ -1,7 +1,7 @@
 /* Copies and fills in any direction. */
 #include <cstring>
 
-#include "cuda_module.h"
+#include "cuda_entry_points.h"
 
 namespace tidal::cuda {
 namespace {
@@ -20,7 +20,7 @@ bool is_unregistered_host(const void *ptr)
 
 } // namespace
 
-int copy(void *, void *dst, const void *src, size_t size, void *stream) noexcept
+int rt_memcpy(void *, void *dst, const void *src, size_t size, void *stream) noexcept
 {
     /* cudaMemcpyDefault: unified addressing tells the direction from the pointers. */
     if (stream == nullptr)
@@ -28,7 +28,7 @@ int copy(void *, void *dst, const void *src, size_t size, void *stream) noexcept
     return settle(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, as_stream(stream)));
 }
 
-int fill(void *, void *dst, int value, size_t size, void *stream) noexcept
+int rt_memset(void *, void *dst, int value, size_t size, void *stream) noexcept
 {
     if (is_unregistered_host(dst)) {
         /* Ordered after the stream's earlier work, as an asynchronous fill would be. */

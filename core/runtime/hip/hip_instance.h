@@ -10,12 +10,12 @@
 
 namespace tidal::hip {
 
-class HipRuntime {
+class HipInstance {
 public:
     // Counts and describes the devices. Returns hipSuccess, hipErrorNoDevice when there is
     // none, or the native error of the first failing query; `out` is set only on success.
     // `detail` receives the one-line description (also on failure, for the core's log).
-    static int create(HipRuntime *&out, std::string &detail);
+    static int create(HipInstance *&out, std::string &detail);
 
     int32_t device_count() const noexcept { return static_cast<int32_t>(devices_.size()); }
     const DeviceRecord &device(int32_t index) const noexcept
@@ -23,10 +23,10 @@ public:
         return devices_[static_cast<std::size_t>(index)];
     }
 
-    static HipRuntime &of(void *rt) noexcept { return *static_cast<HipRuntime *>(rt); }
+    static HipInstance &of(void *rt) noexcept { return *static_cast<HipInstance *>(rt); }
 
 private:
-    explicit HipRuntime(std::vector<DeviceRecord> devices) : devices_(std::move(devices)) {}
+    explicit HipInstance(std::vector<DeviceRecord> devices) : devices_(std::move(devices)) {}
 
     std::vector<DeviceRecord> devices_;
 };

@@ -1,8 +1,8 @@
 /* Allocation by kind, and what the CUDA runtime says a pointer is. */
 #include <cstdlib>
 
-#include "cuda_module.h"
-#include "device_guard.h"
+#include "cuda_device_scope.h"
+#include "cuda_entry_points.h"
 #include "tidal/tidal.h"
 
 namespace tidal::cuda {
@@ -13,9 +13,9 @@ constexpr size_t kHostAlignment = 64;
 
 int allocate_on_device(int32_t device, size_t size, void **out, bool managed)
 {
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     void *ptr = nullptr;
     /* Global attachment: any stream on any device may touch managed memory, as tidal's
      * callers expect; stream attachment would be an optimisation a policy asks for. */
@@ -29,7 +29,7 @@ int allocate_on_device(int32_t device, size_t size, void **out, bool managed)
 
 } // namespace
 
-int allocate(void *, int32_t kind, int32_t device, size_t size, void **out) noexcept
+int rt_alloc(void *, int32_t kind, int32_t device, size_t size, void **out) noexcept
 {
     switch (kind) {
     case TIDAL_KIND_DEVICE:
@@ -60,7 +60,7 @@ int allocate(void *, int32_t kind, int32_t device, size_t size, void **out) noex
     }
 }
 
-int release(void *, int32_t kind, int32_t, void *ptr, size_t) noexcept
+int rt_free(void *, int32_t kind, int32_t, void *ptr, size_t) noexcept
 {
     switch (kind) {
     case TIDAL_KIND_DEVICE:
@@ -83,11 +83,11 @@ int release(void *, int32_t kind, int32_t, void *ptr, size_t) noexcept
 /* The device's current memory pool, as the application configured it (CUDA's default pool
  * gives memory back to the driver at every synchronisation unless its release threshold was
  * raised): tidal does not change process-wide pool attributes behind the application. */
-int allocate_async(void *, int32_t device, size_t size, void *stream, void **out) noexcept
+int rt_alloc_async(void *, int32_t device, size_t size, void *stream, void **out) noexcept
 {
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     void *ptr = nullptr;
     const cudaError_t status = cudaMallocAsync(&ptr, size, as_stream(stream));
     if (status != cudaSuccess)
@@ -96,16 +96,16 @@ int allocate_async(void *, int32_t device, size_t size, void *stream, void **out
     return static_cast<int>(cudaSuccess);
 }
 
-int release_async(void *, int32_t device, void *ptr, void *stream) noexcept
+int rt_free_async(void *, int32_t device, void *ptr, void *stream) noexcept
 {
     /* The default stream is per device: free on the one the block was allocated for. */
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     return settle(cudaFreeAsync(ptr, as_stream(stream)));
 }
 
-int pool_trim(void *, int32_t device, uint64_t keep) noexcept
+int rt_pool_trim(void *, int32_t device, uint64_t keep) noexcept
 {
     cudaMemPool_t pool = nullptr;
     if (const cudaError_t status = cudaDeviceGetMemPool(&pool, device); status != cudaSuccess)
@@ -113,7 +113,7 @@ int pool_trim(void *, int32_t device, uint64_t keep) noexcept
     return settle(cudaMemPoolTrimTo(pool, static_cast<size_t>(keep)));
 }
 
-int pool_usage(void *, int32_t device, uint64_t *reserved, uint64_t *used) noexcept
+int rt_pool_usage(void *, int32_t device, uint64_t *reserved, uint64_t *used) noexcept
 {
     cudaMemPool_t pool = nullptr;
     if (const cudaError_t status = cudaDeviceGetMemPool(&pool, device); status != cudaSuccess)
@@ -130,18 +130,18 @@ int pool_usage(void *, int32_t device, uint64_t *reserved, uint64_t *used) noexc
     return static_cast<int>(cudaSuccess);
 }
 
-int host_register(void *, void *ptr, size_t size) noexcept
+int rt_host_register(void *, void *ptr, size_t size) noexcept
 {
     /* Default flags: with unified addressing the range is both mapped and portable. */
     return settle(cudaHostRegister(ptr, size, cudaHostRegisterDefault));
 }
 
-int host_unregister(void *, void *ptr) noexcept
+int rt_host_unregister(void *, void *ptr) noexcept
 {
     return settle(cudaHostUnregister(ptr));
 }
 
-int pointer_kind(void *, const void *ptr, int32_t *kind, int32_t *device) noexcept
+int rt_pointer_kind(void *, const void *ptr, int32_t *kind, int32_t *device) noexcept
 {
     cudaPointerAttributes attributes{};
     if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {

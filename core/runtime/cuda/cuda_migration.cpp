@@ -3,8 +3,8 @@
  * CUDA 13 takes a cudaMemLocation {type, id} where CUDA 12 took a device ordinal with
  * cudaCpuDeviceId (-1) for the host; both spellings are kept so the module builds with either
  * toolkit. */
-#include "cuda_module.h"
-#include "device_guard.h"
+#include "cuda_device_scope.h"
+#include "cuda_entry_points.h"
 
 namespace tidal::cuda {
 namespace {
@@ -44,13 +44,13 @@ bool advice_of(int32_t advice, cudaMemoryAdvise *out)
 
 } // namespace
 
-int prefetch(void *, const void *ptr, size_t size, int32_t location, void *stream) noexcept
+int rt_prefetch(void *, const void *ptr, size_t size, int32_t location, void *stream) noexcept
 {
     /* The NULL stream is the current device's: make it the target's, so a prefetch to
      * device 1 queues behind device 1's work rather than whichever device is current. */
-    const DeviceGuard guard(location);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(location);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
 #if CUDART_VERSION >= 13000
     return settle(cudaMemPrefetchAsync(ptr, size, location_of(location), 0, as_stream(stream)));
 #else
@@ -58,7 +58,7 @@ int prefetch(void *, const void *ptr, size_t size, int32_t location, void *strea
 #endif
 }
 
-int advise(void *, const void *ptr, size_t size, int32_t advice, int32_t location) noexcept
+int rt_advise(void *, const void *ptr, size_t size, int32_t advice, int32_t location) noexcept
 {
     if (advice == TIDAL_RT_ADVISE_SET_COARSE_GRAIN || advice == TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN)
         return static_cast<int>(cudaErrorNotSupported); /* AMD coherence advice */
@@ -69,7 +69,7 @@ int advise(void *, const void *ptr, size_t size, int32_t advice, int32_t locatio
     return settle(cudaMemAdvise(ptr, size, native, location_of(location)));
 }
 
-int query_range(void *, const void *ptr, size_t size, int32_t attr, int32_t *value) noexcept
+int rt_query_range(void *, const void *ptr, size_t size, int32_t attr, int32_t *value) noexcept
 {
     /* The legacy attributes answer in the contract's own numbering: a device ordinal,
      * cudaCpuDeviceId (-1) for the host, cudaInvalidDeviceId (-2) for none / mixed. */

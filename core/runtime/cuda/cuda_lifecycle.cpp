@@ -1,9 +1,9 @@
-/* Lifecycle of the CUDA runtime module: create / destroy and the names of native errors. */
+/* Lifecycle of the CUDA runtime module: create and destroy. */
 #include <cstdio>
 #include <new>
 
 #include "cuda_instance.h"
-#include "cuda_module.h"
+#include "cuda_entry_points.h"
 
 namespace tidal::cuda {
 namespace {
@@ -30,8 +30,8 @@ bool options_are_empty(const tidal_options *options, const tidal_options_api *ap
 
 } // namespace
 
-int create(const tidal_options *options, const tidal_options_api *api, void **rt, char *detail,
-           size_t detail_capacity) noexcept
+int rt_create(const tidal_options *options, const tidal_options_api *api, void **rt, char *detail,
+              size_t detail_capacity) noexcept
 {
     if (!options_are_empty(options, api))
         return static_cast<int>(cudaErrorInvalidValue);
@@ -49,6 +49,7 @@ int create(const tidal_options *options, const tidal_options_api *api, void **rt
     if (created == nullptr)
         return static_cast<int>(cudaErrorMemoryAllocation);
     created->device_count = count;
+    created->vmm = DriverVmm::resolve();
 
     if (detail != nullptr && detail_capacity > 0) {
         int runtime_version = 0;
@@ -66,21 +67,9 @@ int create(const tidal_options *options, const tidal_options_api *api, void **rt
 }
 
 /* Leaves the CUDA contexts alone: the application may still be using them. */
-void destroy(void *rt) noexcept
+void rt_destroy(void *rt) noexcept
 {
     delete static_cast<CudaInstance *>(rt);
-}
-
-const char *error_name(int native) noexcept
-{
-    const char *name = cudaGetErrorName(static_cast<cudaError_t>(native));
-    return name != nullptr ? name : "cudaErrorUnknown";
-}
-
-const char *error_string(int native) noexcept
-{
-    const char *text = cudaGetErrorString(static_cast<cudaError_t>(native));
-    return text != nullptr ? text : "unknown CUDA error";
 }
 
 } // namespace tidal::cuda

@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "cuda_instance.h"
-#include "cuda_module.h"
-#include "device_guard.h"
+#include "cuda_device_scope.h"
+#include "cuda_entry_points.h"
 
 namespace tidal::cuda {
 namespace {
@@ -51,13 +51,13 @@ void copy_text(char *out, size_t capacity, const char *text)
 
 } // namespace
 
-int device_count(void *rt, int32_t *count) noexcept
+int rt_device_count(void *rt, int32_t *count) noexcept
 {
     *count = instance(rt).device_count;
     return static_cast<int>(cudaSuccess);
 }
 
-int device_props(void *, int32_t device, tidal_rt_device_props *props) noexcept
+int rt_device_props(void *, int32_t device, tidal_rt_device_props *props) noexcept
 {
     cudaDeviceProp prop{};
     const cudaError_t status = cudaGetDeviceProperties(&prop, device);
@@ -95,11 +95,11 @@ int device_props(void *, int32_t device, tidal_rt_device_props *props) noexcept
     return static_cast<int>(cudaSuccess);
 }
 
-int mem_info(void *, int32_t device, uint64_t *free_bytes, uint64_t *total_bytes) noexcept
+int rt_mem_info(void *, int32_t device, uint64_t *free_bytes, uint64_t *total_bytes) noexcept
 {
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     size_t free_now = 0;
     size_t total = 0;
     const cudaError_t status = cudaMemGetInfo(&free_now, &total);

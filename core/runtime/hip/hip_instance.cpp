@@ -1,4 +1,4 @@
-#include "hip_runtime.h"
+#include "hip_instance.h"
 
 #include <hip/hip_runtime_api.h>
 
@@ -41,7 +41,7 @@ const char *xnack_word(XnackState state)
 
 } // namespace
 
-int HipRuntime::create(HipRuntime *&out, std::string &detail)
+int HipInstance::create(HipInstance *&out, std::string &detail)
 {
     detail = versions_line();
 
@@ -64,7 +64,7 @@ int HipRuntime::create(HipRuntime *&out, std::string &detail)
         detail += "; device " + std::to_string(d) + " " + record.props.arch + ": XNACK " +
                   xnack_word(record.xnack.state) + " (" + record.xnack.reason + ")";
     }
-    out = new HipRuntime(std::move(devices));
+    out = new HipInstance(std::move(devices));
     return hipSuccess;
 }
 

@@ -1,14 +1,14 @@
 /* Streams, events and synchronisation. */
-#include "cuda_module.h"
-#include "device_guard.h"
+#include "cuda_device_scope.h"
+#include "cuda_entry_points.h"
 
 namespace tidal::cuda {
 
-int stream_create(void *, int32_t device, void **stream) noexcept
+int rt_stream_create(void *, int32_t device, void **stream) noexcept
 {
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     /* Non-blocking: tidal's migration streams must not serialise behind the application's
      * legacy default stream, nor hold it up. */
     cudaStream_t created = nullptr;
@@ -19,21 +19,21 @@ int stream_create(void *, int32_t device, void **stream) noexcept
     return static_cast<int>(cudaSuccess);
 }
 
-int stream_destroy(void *, void *stream) noexcept
+int rt_stream_destroy(void *, void *stream) noexcept
 {
     return settle(cudaStreamDestroy(as_stream(stream)));
 }
 
-int stream_synchronize(void *, void *stream) noexcept
+int rt_stream_synchronize(void *, void *stream) noexcept
 {
     return settle(cudaStreamSynchronize(as_stream(stream)));
 }
 
-int event_create(void *, int32_t device, void **event) noexcept
+int rt_event_create(void *, int32_t device, void **event) noexcept
 {
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     /* Timing stays enabled: event_elapsed_ms is how tidal's benchmarks time kernels. */
     cudaEvent_t created = nullptr;
     const cudaError_t status = cudaEventCreate(&created);
@@ -43,27 +43,27 @@ int event_create(void *, int32_t device, void **event) noexcept
     return static_cast<int>(cudaSuccess);
 }
 
-int event_destroy(void *, void *event) noexcept
+int rt_event_destroy(void *, void *event) noexcept
 {
     return settle(cudaEventDestroy(as_event(event)));
 }
 
-int event_record(void *, void *event, void *stream) noexcept
+int rt_event_record(void *, void *event, void *stream) noexcept
 {
     return settle(cudaEventRecord(as_event(event), as_stream(stream)));
 }
 
-int stream_wait_event(void *, void *stream, void *event) noexcept
+int rt_stream_wait_event(void *, void *stream, void *event) noexcept
 {
     return settle(cudaStreamWaitEvent(as_stream(stream), as_event(event), 0));
 }
 
-int event_synchronize(void *, void *event) noexcept
+int rt_event_synchronize(void *, void *event) noexcept
 {
     return settle(cudaEventSynchronize(as_event(event)));
 }
 
-int event_query(void *, void *event, int32_t *complete) noexcept
+int rt_event_query(void *, void *event, int32_t *complete) noexcept
 {
     const cudaError_t status = cudaEventQuery(as_event(event));
     if (status == cudaErrorNotReady) {
@@ -76,7 +76,7 @@ int event_query(void *, void *event, int32_t *complete) noexcept
     return static_cast<int>(cudaSuccess);
 }
 
-int event_elapsed_ms(void *, void *start, void *end, float *ms) noexcept
+int rt_event_elapsed_ms(void *, void *start, void *end, float *ms) noexcept
 {
     float elapsed = 0.0f;
     const cudaError_t status = cudaEventElapsedTime(&elapsed, as_event(start), as_event(end));
@@ -86,11 +86,11 @@ int event_elapsed_ms(void *, void *start, void *end, float *ms) noexcept
     return static_cast<int>(cudaSuccess);
 }
 
-int device_synchronize(void *, int32_t device) noexcept
+int rt_device_synchronize(void *, int32_t device) noexcept
 {
-    const DeviceGuard guard(device);
-    if (guard.status() != cudaSuccess)
-        return settle(guard.status());
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
     return settle(cudaDeviceSynchronize());
 }
 

@@ -4,17 +4,17 @@
  * current device on each thread; an allocation for device 1 must not leave the thread on
  * device 1. cudaGetDevice only reads thread state, so the common case — the device is
  * already current — costs no cudaSetDevice at all. */
-#ifndef TIDAL_RUNTIME_CUDA_DEVICE_GUARD_H
-#define TIDAL_RUNTIME_CUDA_DEVICE_GUARD_H
+#ifndef TIDAL_RUNTIME_CUDA_CUDA_DEVICE_SCOPE_H
+#define TIDAL_RUNTIME_CUDA_CUDA_DEVICE_SCOPE_H
 
 #include <cuda_runtime_api.h>
 
 namespace tidal::cuda {
 
-class DeviceGuard {
+class DeviceScope {
 public:
     /* A negative device (the host) leaves the current device as it is. */
-    explicit DeviceGuard(int device) noexcept
+    explicit DeviceScope(int device) noexcept
     {
         if (device < 0)
             return;
@@ -24,13 +24,13 @@ public:
             switched_ = status_ == cudaSuccess;
         }
     }
-    ~DeviceGuard()
+    ~DeviceScope()
     {
         if (switched_)
             (void)cudaSetDevice(previous_);
     }
-    DeviceGuard(const DeviceGuard &) = delete;
-    DeviceGuard &operator=(const DeviceGuard &) = delete;
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
 
     /* cudaSuccess when the device is current; otherwise why it could not be made so. */
     cudaError_t status() const noexcept { return status_; }
@@ -43,4 +43,4 @@ private:
 
 } // namespace tidal::cuda
 
-#endif /* TIDAL_RUNTIME_CUDA_DEVICE_GUARD_H */
+#endif /* TIDAL_RUNTIME_CUDA_CUDA_DEVICE_SCOPE_H */
