@@ -1,7 +1,7 @@
 // The operation names a [[sim.fault]] may name: one list for the configuration reader, which
 // refuses any other, and the simulated device's fault injector, whose Operation enum follows
 // this order. Each is a tidal_rt_ops entry point of the simulated device (runtime_contract.h)
-// by its member name, except "register" and "unregister" (host_register, host_unregister),
+// by its member name (the vmm_* group too), except "register" and "unregister" (host_register, host_unregister),
 // "create" (sim_create, so context creation fails) and "kernel" (every kernel_* entry point).
 #pragma once
 
@@ -10,12 +10,13 @@
 
 namespace tidal {
 
-inline constexpr std::array<std::string_view, 27> kFaultOperations = {
+inline constexpr std::array<std::string_view, 35> kFaultOperations = {
     "alloc", "free", "prefetch", "advise", "memcpy", "memset", "register", "create", "kernel",
     "unregister", "device_count", "device_props", "mem_info", "pointer_kind", "query_range",
     "stream_create", "stream_destroy", "stream_synchronize", "event_create", "event_destroy",
     "event_record", "stream_wait_event", "event_synchronize", "event_query", "event_elapsed_ms",
-    "device_synchronize", "clock",
+    "device_synchronize", "clock", "vmm_granularity", "vmm_reserve", "vmm_release", "vmm_create",
+    "vmm_destroy", "vmm_map", "vmm_set_access", "vmm_unmap",
 };
 
 } // namespace tidal

@@ -18,8 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 4> kTopKeys = {"name", "device", "bandwidth", "latency"};
-constexpr std::array<std::string_view, 7> kDeviceKeys = {
-    "name", "vendor", "arch", "capacity", "page_size", "l2_size", "xnack"};
+constexpr std::array<std::string_view, 8> kDeviceKeys = {
+    "name", "vendor", "arch", "capacity", "page_size", "l2_size", "xnack", "vmm_granularity"};
 constexpr std::array<std::string_view, 2> kVendors = {"nvidia", "amd"};
 
 struct Rate {
@@ -41,13 +41,18 @@ constexpr std::array<Rate, 12> kBandwidths = {{
     {"prefetch_h2d_duplicate", &SimProfile::prefetch_h2d_duplicate_bw, true},
     {"remote_managed", &SimProfile::remote_managed_bw, true},
 }};
-constexpr std::array<Rate, 6> kLatencies = {{
+constexpr std::array<Rate, 11> kLatencies = {{
     {"copy", &SimProfile::copy_latency},
     {"kernel_launch", &SimProfile::kernel_latency},
     {"fault", &SimProfile::fault_latency},
     {"alloc_device", &SimProfile::alloc_latency_device},
     {"alloc_pinned", &SimProfile::alloc_latency_pinned},
     {"alloc_managed", &SimProfile::alloc_latency_managed},
+    {"vmm_create", &SimProfile::vmm_create_latency, true},
+    {"vmm_map", &SimProfile::vmm_map_latency, true},
+    {"vmm_unmap", &SimProfile::vmm_unmap_latency, true},
+    {"vmm_set_access", &SimProfile::vmm_set_access_latency, true},
+    {"vmm_destroy", &SimProfile::vmm_destroy_latency, true},
 }};
 
 template <size_t N> std::array<std::string_view, N> keys_of(const std::array<Rate, N> &rates)
@@ -87,6 +92,12 @@ void read_device(const TomlReader &r, const toml::table &t, SimProfile &p)
 
     p.l2_size = r.size(r.required(t, "device", "l2_size"), "device.l2_size");
     p.xnack = r.boolean(r.required(t, "device", "xnack"), "device.xnack");
+    if (const toml::node *n = t.get("vmm_granularity")) {
+        p.vmm_granularity = r.size(*n, "device.vmm_granularity");
+        if (!power_of_two(p.vmm_granularity) || p.vmm_granularity < 4096)
+            r.fail(n->source(), "device.vmm_granularity = " + std::to_string(p.vmm_granularity) +
+                                    " must be a power of two of at least 4 KiB");
+    }
 }
 
 template <size_t N>

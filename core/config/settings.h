@@ -46,6 +46,11 @@ struct SimProfile {
     double host_memcpy_bw = 0;
     double copy_latency = 0, kernel_latency = 0, fault_latency = 0;
     double alloc_latency_device = 0, alloc_latency_pinned = 0, alloc_latency_managed = 0;
+    // Virtual-memory API (elastic memory): chunk size and alignment, and the cost of each call;
+    // a latency of 0 (the key left out) costs nothing.
+    uint64_t vmm_granularity = uint64_t{2} << 20;
+    double vmm_create_latency = 0, vmm_map_latency = 0, vmm_unmap_latency = 0;
+    double vmm_set_access_latency = 0, vmm_destroy_latency = 0;
     std::filesystem::path source; // file it came from; empty for a built-in profile
 };
 

@@ -6,7 +6,7 @@
 
 #include "log/logger.h"
 #include "policy/options_view.h"
-#include "runtime/sim/sim_ops.h"
+#include "runtime/sim/sim_module.h"
 #include "status/error_table.h"
 
 #ifndef TIDAL_RUNTIME_INSTALL_DIR

@@ -9,7 +9,7 @@
 #include "config/config_loader.h"
 #include "gate.h"
 #include "migration/migration_scheduler.h"
-#include "runtime/sim/sim_ops.h"
+#include "runtime/sim/sim_module.h"
 
 using namespace tidal;
 using namespace tidal::test;

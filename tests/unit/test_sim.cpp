@@ -15,8 +15,9 @@
 #include "config/fault_operations.h"
 #include "pattern.h"
 #include "runtime/runtime.h"
-#include "runtime/sim/sim_ops.h"
+#include "runtime/sim/sim_module.h"
 #include "runtime/sim/sim_runtime.h"
+#include "sim_fixture.h"
 #include "status/error.h"
 
 using tidal::SimSettings;
@@ -27,89 +28,7 @@ using tidal::sim::SimRuntime;
 using tidal::sim::sim_create;
 using tidal::sim::sim_ops;
 
-namespace {
-
-constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kPage = 64 * 1024;
-constexpr int32_t kHost = TIDAL_DEVICE_HOST;
-
-// Round numbers so each expected time is a one-line sum.
-SimSettings make_settings(const std::string &vendor = "nvidia", bool xnack = true)
-{
-    SimSettings s;
-    s.devices = 1;
-    tidal::SimProfile &p = s.profile;
-    p.name = "test";
-    p.vendor = vendor;
-    p.device_name = vendor == "amd" ? "Simulated AMD MI250X" : "Simulated NVIDIA H200";
-    p.arch = vendor == "amd" ? "gfx90a:sramecc+:xnack-" : "sm_90";
-    p.capacity = 64 * kMiB;
-    p.page_size = kPage;
-    p.l2_size = 4 * kMiB;
-    p.xnack = xnack;
-    p.h2d_pageable_bw = 1e9;
-    p.h2d_pinned_bw = 4e9;
-    p.d2h_pageable_bw = 2e9;
-    p.d2h_pinned_bw = 8e9;
-    p.d2d_bw = 100e9;
-    p.prefetch_h2d_bw = 5e9;
-    p.prefetch_d2h_bw = 2.5e9;
-    p.fault_bw = 1e9;
-    p.zero_copy_bw = 0.5e9;
-    p.host_memcpy_bw = 10e9;
-    p.copy_latency = 1e-5;
-    p.kernel_latency = 5e-6;
-    p.fault_latency = 2e-5;
-    p.alloc_latency_device = 1e-4;
-    p.alloc_latency_pinned = 1e-3;
-    p.alloc_latency_managed = 2e-5;
-    return s;
-}
-
-struct Sim {
-    const tidal_rt_ops *ops = sim_ops();
-    void *rt = nullptr;
-    std::string detail;
-
-    explicit Sim(const SimSettings &settings)
-    {
-        char text[160] = {};
-        const int rc = sim_create(settings, &rt, text, sizeof text);
-        detail = text;
-        REQUIRE_MESSAGE(rc == 0, detail);
-    }
-    ~Sim() { ops->destroy(rt); }
-    Sim(const Sim &) = delete;
-    Sim &operator=(const Sim &) = delete;
-
-    SimRuntime &sim() const { return *static_cast<SimRuntime *>(rt); }
-    double now() const { return sim().clock_seconds(); }
-
-    void *alloc(int32_t kind, size_t size, int32_t device = 0)
-    {
-        void *p = nullptr;
-        REQUIRE(ops->alloc(rt, kind, device, size, &p) == 0);
-        REQUIRE(p != nullptr);
-        return p;
-    }
-    uint64_t free_bytes(int32_t device = 0)
-    {
-        uint64_t free = 0, total = 0;
-        REQUIRE(ops->mem_info(rt, device, &free, &total) == 0);
-        CHECK(total == sim().capacity());
-        return free;
-    }
-    int32_t query(const void *p, size_t size, int32_t attr)
-    {
-        int32_t value = -99;
-        REQUIRE(ops->query_range(rt, p, size, attr, &value) == 0);
-        return value;
-    }
-};
-
-char *at(void *p, size_t offset) { return static_cast<char *>(p) + offset; }
-
-} // namespace
+using namespace sim_fixture;
 
 TEST_CASE("sim_create describes the device; the table is the HIP-numbered 'sim' runtime")
 {
@@ -671,6 +590,20 @@ TEST_CASE("every fault operation parses and fails its entry point")
         }
         if (name == "unregister")
             REQUIRE(o.host_register(rt, host.data(), host.size()) == 0);
+        // Elastic memory: a reservation of two granules with chunk `mapped` at its start, a
+        // spare chunk, and an empty reservation, each made unless it is the call under test.
+        const uint64_t g = s.sim().vmm_granularity();
+        void *range = nullptr, *empty = nullptr, *mapped = nullptr, *spare = nullptr;
+        if (name.starts_with("vmm_") && name != "vmm_reserve") {
+            REQUIRE(o.vmm_reserve(rt, 0, 2 * g, &range) == 0);
+            REQUIRE(o.vmm_reserve(rt, 0, g, &empty) == 0);
+            if (name != "vmm_create") {
+                REQUIRE(o.vmm_create(rt, 0, g, &mapped) == 0);
+                REQUIRE(o.vmm_create(rt, 0, g, &spare) == 0);
+                if (name != "vmm_map")
+                    REQUIRE(o.vmm_map(rt, range, g, mapped) == 0);
+            }
+        }
         void *made = nullptr; // what an alloc or create under test made
         int32_t i1 = 0, i2 = 0;
         uint64_t u1 = 0, u2 = 0;
@@ -708,6 +641,14 @@ TEST_CASE("every fault operation parses and fails its entry point")
             {"event_elapsed_ms", [&] { return o.event_elapsed_ms(rt, event, later, &ms); }},
             {"device_synchronize", [&] { return o.device_synchronize(rt, 0); }},
             {"clock", [&] { return o.clock(rt, &seconds); }},
+            {"vmm_granularity", [&] { return o.vmm_granularity(rt, 0, &u1); }},
+            {"vmm_reserve", [&] { return o.vmm_reserve(rt, 0, g, &made); }},
+            {"vmm_release", [&] { return o.vmm_release(rt, empty, g); }},
+            {"vmm_create", [&] { return o.vmm_create(rt, 0, g, &made); }},
+            {"vmm_destroy", [&] { return o.vmm_destroy(rt, spare); }},
+            {"vmm_map", [&] { return o.vmm_map(rt, range, g, mapped); }},
+            {"vmm_set_access", [&] { return o.vmm_set_access(rt, 0, range, g); }},
+            {"vmm_unmap", [&] { return o.vmm_unmap(rt, range, g); }},
         };
         const auto it = call.find(name);
         REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "runtime/sim/host_block.h"
-#include "runtime/sim/page_residency.h"
+#include "runtime/sim/sim_host_block.h"
+#include "runtime/sim/sim_page_residency.h"
 #include "tidal/tidal.h"
 
 namespace tidal::sim {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pattern.h"
-#include "runtime/sim/sim_error_names.h"
+#include "runtime/sim/sim_errors.h"
 #include "runtime/sim/sim_runtime.h"
 
 namespace tidal::sim {
@@ -32,6 +32,15 @@ SimRuntime::Target SimRuntime::classify_access(int32_t device, const Access &acc
     // kernel on an XNACK-off machine.
     const bool pageable_access = amd_ && xnack_;
     SimAllocation *a = find(access.ptr);
+    if (a == nullptr && find_reservation(access.ptr) != nullptr) {
+        // Elastic memory: device memory where a chunk is mapped with access set for this
+        // device; a non-resident chunk is what crashes a GPU kernel.
+        int32_t owner = -1;
+        return {vmm_resident(access.ptr, access.size, device, &owner)
+                    ? (owner == device ? Reach::own_device : Reach::peer_device)
+                    : Reach::illegal,
+                nullptr};
+    }
     if (a == nullptr)
         return {registered(access.ptr, access.size) || pageable_access ? Reach::link
                                                                        : Reach::illegal,

@@ -31,17 +31,20 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "config/settings.h"
 #include "runtime/runtime_contract.h"
-#include "runtime/sim/cost_model.h"
-#include "runtime/sim/fault_injector.h"
-#include "runtime/sim/page_mask.h"
+#include "runtime/sim/sim_cost_model.h"
+#include "runtime/sim/sim_fault_injector.h"
+#include "runtime/sim/sim_page_mask.h"
+#include "runtime/sim/sim_reservation.h"
 #include "runtime/sim/sim_allocation.h"
+#include "runtime/sim/sim_chunk.h"
 #include "runtime/sim/sim_clock.h"
-#include "runtime/sim/tsan_annotations.h"
+#include "runtime/sim/sim_tsan_annotations.h"
 
 namespace tidal::sim {
 
@@ -130,6 +133,17 @@ public:
     // rules of any kernel access. Cost: one launch plus the table and every item's traffic.
     int kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count,
                           uint64_t max_size, void *stream);
+    // The virtual-memory group (sim_vmm.cpp). A mapped range with access set is device memory
+    // to kernels, copies and pointer_kind; any other part of a reservation is an illegal
+    // address to them (hipErrorIllegalAddress), and to the CPU (it is PROT_NONE).
+    int vmm_granularity(int32_t device, uint64_t *bytes) const;
+    int vmm_reserve(int32_t device, size_t size, void **ptr);
+    int vmm_release(void *ptr, size_t size);
+    int vmm_create(int32_t device, size_t size, void **chunk);
+    int vmm_destroy(void *chunk);
+    int vmm_map(void *ptr, size_t size, void *chunk);
+    int vmm_set_access(int32_t device, void *ptr, size_t size);
+    int vmm_unmap(void *ptr, size_t size);
 
     // ---- Introspection for tests and telemetry: consistent snapshots, thread-safe.
     // Members taking a device throw std::out_of_range for an index outside [0, devices()).
@@ -150,6 +164,7 @@ public:
     int32_t devices() const noexcept { return devices_; }
     uint64_t capacity() const noexcept { return capacity_; }
     uint64_t page_size() const noexcept { return page_size_; }
+    uint64_t vmm_granularity() const noexcept { return vmm_granularity_; }
     bool xnack() const noexcept { return xnack_; }
     bool amd() const noexcept { return amd_; }
     const SimProfile &profile() const noexcept { return profile_; }
@@ -180,6 +195,11 @@ private:
     SimAllocation *find(const void *ptr) const;
     SimAllocation *find_range(const void *ptr, uint64_t size) const;
     bool registered(const void *ptr, uint64_t size) const;
+    SimReservation *find_reservation(const void *ptr) const;
+    SimReservation *vmm_range(const void *ptr, uint64_t size) const;
+    // [ptr, ptr + size) lies in one reservation, mapped and accessible from `device` (-1: from
+    // the device whose chunk it is); *owner is then that device.
+    bool vmm_resident(const void *ptr, uint64_t size, int32_t device, int32_t *owner) const;
     int lookup_stream(void *handle, SimStream **out) const;
     int lookup_event(void *handle, SimEvent **out) const;
     bool valid_location(int32_t location) const;
@@ -209,6 +229,7 @@ private:
 
     int classify_copy_end(const void *ptr, uint64_t size, CopyEnd *out) const;
     void count_copy(const CopyEnd &src, const CopyEnd &dst, uint64_t bytes);
+    int copy_failed(int error, Operation op, const void *ptr);
 
     SimProfile profile_;
     int32_t devices_;
@@ -216,6 +237,7 @@ private:
     uint64_t page_size_;
     bool xnack_;
     bool amd_;
+    uint64_t vmm_granularity_;
     CostModel cost_;
     mutable FaultInjector faults_; // const entry points count their calls too
     bool serialize_ = true;
@@ -247,6 +269,8 @@ private:
     SimClock clock_;
     std::map<uintptr_t, std::unique_ptr<SimAllocation>> allocations_; // by base address
     std::map<uintptr_t, uint64_t> registered_;                         // base -> size
+    std::map<uintptr_t, std::unique_ptr<SimReservation>> reservations_; // by base address
+    std::unordered_map<const void *, std::unique_ptr<SimChunk>> chunks_; // by handle
     std::unordered_set<SimStream *> streams_;
     std::unordered_set<SimEvent *> events_;
     std::vector<uint64_t> resident_; // per device

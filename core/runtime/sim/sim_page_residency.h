@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/sim/page_mask.h"
+#include "runtime/sim/sim_page_mask.h"
 
 namespace tidal::sim {
 

@@ -1,4 +1,4 @@
-#include "runtime/sim/cost_model.h"
+#include "runtime/sim/sim_cost_model.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // The simulated device speaks HIP's numbering (which is CUDA's); names come from the one shared
 // table so the simulated device, fault injection and the HIP module never disagree on a name.
-#include "runtime/sim/sim_error_names.h"
+#include "runtime/sim/sim_errors.h"
 
 #include "config/hip_error_names.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/sim/fault_injector.h"
+#include "runtime/sim/sim_fault_injector.h"
 
 #include <stdexcept>
 #include <string>

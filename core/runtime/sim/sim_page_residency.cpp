@@ -1,4 +1,4 @@
-#include "runtime/sim/page_residency.h"
+#include "runtime/sim/sim_page_residency.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "runtime/sim/host_block.h"
+#include "runtime/sim/sim_host_block.h"
 
 #include <cstdint>
 #include <cstdlib>

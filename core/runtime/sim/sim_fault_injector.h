@@ -42,9 +42,17 @@ enum class Operation : std::size_t {
     event_elapsed_ms,
     device_synchronize,
     clock,
+    vmm_granularity,
+    vmm_reserve,
+    vmm_release,
+    vmm_create,
+    vmm_destroy,
+    vmm_map,
+    vmm_set_access,
+    vmm_unmap,
 };
 inline constexpr std::size_t kOperationCount = kFaultOperations.size();
-static_assert(static_cast<std::size_t>(Operation::clock) + 1 == kOperationCount,
+static_assert(static_cast<std::size_t>(Operation::vmm_unmap) + 1 == kOperationCount,
               "Operation follows kFaultOperations one to one");
 
 // Each operation has its own call counter (1-based, per runtime instance). A FaultSpec

@@ -1,0 +1,164 @@
+// SimRuntime's managed-memory migration: prefetch, advice and range attributes.
+#include "runtime/sim/sim_runtime.h"
+
+#include <algorithm>
+
+#include "runtime/sim/sim_errors.h"
+
+namespace tidal::sim {
+
+int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *stream)
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::prefetch))
+        return e;
+    SimAllocation *a = find_range(ptr, size);
+    if (a == nullptr || !a->managed() || size == 0)
+        return kInvalidValue;
+    if (!valid_location(location))
+        return location >= 0 ? kInvalidDevice : kInvalidValue;
+    SimStream *s = nullptr;
+    if (int e = lookup_stream(stream, &s))
+        return e;
+
+    PageResidency &pages = *a->pages;
+    const auto range = pages.pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+    uint64_t h2d = 0, d2h = 0, peer = 0;
+    int32_t d2h_from = 0;
+    uint64_t duplicated = 0;
+    if (location >= 0) {
+        uint64_t needed = 0;
+        for (std::size_t page = range.first; page < range.last; ++page)
+            if (!pages.mask(page).on_device(location))
+                needed += pages.page_bytes(page);
+        if (!fits(location, needed))
+            return kOutOfMemory; // nothing moved: the caller may evict and retry
+        auto &counters = counters_[static_cast<std::size_t>(location)];
+        for (std::size_t page = range.first; page < range.last; ++page) {
+            const PageMask mask = pages.mask(page);
+            if (mask.on_device(location))
+                continue;
+            const uint64_t bytes = pages.page_bytes(page);
+            if (mask.on_host()) {
+                h2d += bytes;
+                if (a->advice.read_mostly)
+                    duplicated += bytes;
+                counters.bytes_migrated_h2d += bytes;
+            } else {
+                peer += bytes;
+                counters.bytes_migrated_peer += bytes;
+            }
+            // Read-mostly pages are duplicated, not moved.
+            set_page(*a, page, a->advice.read_mostly ? mask.with(location) : PageMask::at(location));
+        }
+    } else {
+        for (std::size_t page = range.first; page < range.last; ++page) {
+            const PageMask mask = pages.mask(page);
+            if (mask.on_host())
+                continue; // read-mostly duplicates keep their device copy: it frees nothing
+            const uint64_t bytes = pages.page_bytes(page);
+            d2h += bytes;
+            d2h_from = mask.first_device();
+            counters_[static_cast<std::size_t>(mask.first_device())].bytes_migrated_d2h += bytes;
+            set_page(*a, page,
+                     a->advice.read_mostly ? mask.with(TIDAL_RT_LOCATION_HOST)
+                                           : PageMask::at(TIDAL_RT_LOCATION_HOST));
+        }
+    }
+    a->advice.last_prefetch = location;
+    const double duration = cost_.prefetch(h2d, d2h, peer, duplicated);
+    if (h2d > 0 && location >= 0)
+        clock_.run_on_link(s, duration, &link_h2d_[static_cast<std::size_t>(location)]);
+    else if (d2h > 0)
+        clock_.run_on_link(s, duration, &link_d2h_[static_cast<std::size_t>(d2h_from)]);
+    else
+        clock_.run(s, duration);
+    return kSuccess;
+}
+
+int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t location)
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::advise))
+        return e;
+    SimAllocation *a = find_range(ptr, size);
+    if (a == nullptr || !a->managed() || size == 0)
+        return kInvalidValue;
+    ManagedAdvice &m = a->advice;
+    switch (advice) {
+    case TIDAL_RT_ADVISE_SET_READ_MOSTLY:
+        m.read_mostly = true;
+        return kSuccess;
+    case TIDAL_RT_ADVISE_UNSET_READ_MOSTLY: {
+        m.read_mostly = false;
+        // Duplicates collapse onto the preferred location (the host when there is none):
+        // the one way, measured on the H200, to get read-mostly pages off a device cheaply.
+        PageResidency &pages = *a->pages;
+        const auto range = pages.pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        for (std::size_t page = range.first; page < range.last; ++page) {
+            const PageMask mask = pages.mask(page);
+            if (mask.copies() > 1)
+                set_page(*a, page, collapse(mask, m.preferred));
+        }
+        return kSuccess;
+    }
+    case TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION:
+        if (!valid_location(location))
+            return kInvalidValue;
+        m.preferred = location;
+        return kSuccess;
+    case TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION:
+        m.preferred = kNoLocation;
+        return kSuccess;
+    case TIDAL_RT_ADVISE_SET_ACCESSED_BY:
+    case TIDAL_RT_ADVISE_UNSET_ACCESSED_BY: {
+        if (!valid_location(location))
+            return kInvalidValue;
+        m.accessed_by = advice == TIDAL_RT_ADVISE_SET_ACCESSED_BY ? m.accessed_by.with(location)
+                                                                  : m.accessed_by.without(location);
+        return kSuccess;
+    }
+    case TIDAL_RT_ADVISE_SET_COARSE_GRAIN:
+    case TIDAL_RT_ADVISE_UNSET_COARSE_GRAIN:
+        if (!amd_)
+            return kNotSupported;
+        m.coarse = advice == TIDAL_RT_ADVISE_SET_COARSE_GRAIN;
+        return kSuccess;
+    default:
+        return kInvalidValue;
+    }
+}
+
+int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t *value) const
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::query_range))
+        return e;
+    if (value == nullptr)
+        return kInvalidValue;
+    const SimAllocation *a = find_range(ptr, size);
+    if (a == nullptr || size == 0)
+        return kInvalidValue;
+    if (attr == TIDAL_RT_ATTR_COHERENCY_MODE) {
+        if (!amd_)
+            return kNotSupported;
+        switch (a->kind) {
+        case TIDAL_KIND_DEVICE: *value = 1; return kSuccess; // hipMalloc memory is coarse
+        case TIDAL_KIND_DEVICE_FINE:
+        case TIDAL_KIND_PINNED: *value = 0; return kSuccess;
+        case TIDAL_KIND_MANAGED:
+        case TIDAL_KIND_MANAGED_COARSE: *value = a->advice.coarse ? 1 : 0; return kSuccess;
+        default: return kInvalidValue;
+        }
+    }
+    if (!a->managed())
+        return kInvalidValue;
+    switch (attr) {
+    case TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION: *value = a->advice.last_prefetch; return kSuccess;
+    case TIDAL_RT_ATTR_PREFERRED_LOCATION: *value = a->advice.preferred; return kSuccess;
+    case TIDAL_RT_ATTR_READ_MOSTLY: *value = a->advice.read_mostly ? 1 : 0; return kSuccess;
+    default: return kInvalidValue;
+    }
+}
+
+} // namespace tidal::sim
