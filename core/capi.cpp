@@ -516,7 +516,7 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
     return guarded("tidal_pool_trim", [&] {
         std::exception_ptr failure;
         uint64_t bytes = ctx->impl.pools().trim(&failure);
-        bytes += ctx->impl.trim_elastic();
+        bytes += ctx->impl.trim_elastic(&failure);
         if (released)
             *released = bytes;
         if (failure)

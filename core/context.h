@@ -56,7 +56,8 @@ public:
     // Resident, offloaded and discarded bytes of an elastic allocation (all 0 for other kinds).
     elastic::ChunkBytes elastic_bytes(const AllocationRecord &record) const;
     // Gives the physical chunks kept by TIDAL_OFFLOAD_KEEP_PHYSICAL back; returns their bytes.
-    uint64_t trim_elastic() { return elastic_->trim(); }
+    // *failure gets the first refusal (what it refused is tried again by the next trim).
+    uint64_t trim_elastic(std::exception_ptr *failure) { return elastic_->trim(failure); }
     // tidal_copy_batch: reads the caller's items (stepping by their struct_size) and checks them.
     void copy_batch(const tidal_copy_item *items, size_t count, void *stream);
     pool::PoolSet &pools() { return *pools_; }

@@ -23,21 +23,26 @@ void ChunkPool::put(int32_t device, size_t size, void *chunk)
     bytes_ += size;
 }
 
-uint64_t ChunkPool::trim() noexcept
+uint64_t ChunkPool::trim(int *first_error) noexcept
 {
     uint64_t released = 0;
     for (auto &[key, chunks] : kept_) {
+        std::vector<void *> refused;
         for (void *chunk : chunks) {
             if (int rc = runtime_.vmm_destroy(chunk); rc != 0) {
-                log_error(fmt::format("releasing a kept {}-byte physical chunk of device {} failed: {} ({})", key.second,
-                                      key.first, runtime_.native_name(rc), rc));
+                log_error(fmt::format("releasing a kept {}-byte physical chunk of device {} failed: {} ({}); "
+                                      "the next trim tries again",
+                                      key.second, key.first, runtime_.native_name(rc), rc));
+                if (first_error && *first_error == 0)
+                    *first_error = rc;
+                refused.push_back(chunk);
                 continue;
             }
             released += key.second;
+            bytes_ -= key.second;
         }
+        chunks = std::move(refused);
     }
-    kept_.clear();
-    bytes_ = 0;
     return released;
 }
 

@@ -16,7 +16,7 @@ namespace tidal::elastic {
 class ChunkPool {
 public:
     explicit ChunkPool(Runtime &runtime) : runtime_(runtime) {}
-    ~ChunkPool() { trim(); }
+    ~ChunkPool() { trim(nullptr); }
     ChunkPool(const ChunkPool &) = delete;
     ChunkPool &operator=(const ChunkPool &) = delete;
 
@@ -24,8 +24,10 @@ public:
     void *take(int32_t device, size_t size);
     void put(int32_t device, size_t size, void *chunk);
     uint64_t bytes() const noexcept { return bytes_; }
-    // Gives every kept chunk back to the runtime; returns the bytes that went back.
-    uint64_t trim() noexcept;
+    // Gives every kept chunk back to the runtime; returns the bytes that went back. A chunk the
+    // runtime refuses stays kept for the next trim; *first_error (may be NULL) gets the first
+    // refusal's native code, or is left alone.
+    uint64_t trim(int *first_error) noexcept;
 
 private:
     Runtime &runtime_;

@@ -31,7 +31,10 @@ ElasticSpace::~ElasticSpace()
 {
     while (!allocations_.empty())
         release(reinterpret_cast<void *>(allocations_.begin()->first));
-    pool_.trim();
+    std::exception_ptr failure;
+    trim(&failure);
+    if (failure)
+        log_error("elastic memory the runtime would not take back is left behind");
     for (const auto &streams : streams_)
         for (void *s : streams)
             if (s)
@@ -84,11 +87,11 @@ void *ElasticSpace::allocate(size_t size, int32_t device, size_t alignment, cons
             a->home = std::make_unique<HostHome>(runtime_, rounded);
         allocations_.emplace(reinterpret_cast<uintptr_t>(base), std::move(a));
     } catch (...) {
-        if (a) {
-            unmap_all(*a);
-            if (int rc = runtime_.vmm_release(base, rounded); rc != 0)
-                log_error(fmt::format("releasing the {}-byte reservation at {} failed: {} ({})", rounded,
-                                      static_cast<void *>(base), runtime_.native_name(rc), rc));
+        if (a && !dismantle(*a)) {
+            try {
+                freed_.push_back(std::move(a)); // the next trim tries again
+            } catch (...) {
+            }
         }
         throw;
     }
@@ -120,17 +123,24 @@ bool ElasticSpace::let_go(int32_t device, size_t size, void *chunk, bool keep, t
         }
     }
     if (int rc = runtime_.vmm_destroy(chunk); rc != 0) {
-        log_error(fmt::format("releasing a {}-byte physical chunk of device {} failed: {} ({})", size, device,
-                              runtime_.native_name(rc), rc));
+        log_error(fmt::format("releasing a {}-byte physical chunk of device {} failed: {} ({}); it is kept for the "
+                              "next tidal_pool_trim",
+                              size, device, runtime_.native_name(rc), rc));
+        try {
+            pool_.put(device, size, chunk);
+        } catch (...) {
+            log_error("no host memory to remember that chunk: it is lost");
+        }
         return false;
     }
     out.released_bytes += size;
     return true;
 }
 
-void ElasticSpace::unmap_all(ElasticAllocation &a) noexcept
+bool ElasticSpace::unmap_all(ElasticAllocation &a) noexcept
 {
     tidal_elastic_result ignored{};
+    bool all = true;
     for (size_t i = 0; i < a.chunks.count(); ++i) {
         Chunk &c = a.chunks[i];
         if (c.state != ChunkState::resident || !c.physical)
@@ -140,11 +150,25 @@ void ElasticSpace::unmap_all(ElasticAllocation &a) noexcept
         } catch (const std::exception &e) {
             log_error(fmt::format("unmapping {} bytes of elastic memory at {} failed: {}", c.size,
                                   static_cast<void *>(a.base + c.offset), e.what()));
-            continue; // still mapped: it cannot be released
+            all = false;
+            continue; // still mapped: it cannot be released yet
         }
         let_go(a.device, c.size, c.physical, false, ignored);
         c.physical = nullptr;
     }
+    return all;
+}
+
+bool ElasticSpace::dismantle(ElasticAllocation &a) noexcept
+{
+    if (!unmap_all(a))
+        return false;
+    if (int rc = runtime_.vmm_release(a.base, a.reserved); rc != 0) {
+        log_error(fmt::format("releasing the {}-byte reservation at {} failed: {} ({})", a.reserved,
+                              static_cast<void *>(a.base), runtime_.native_name(rc), rc));
+        return false;
+    }
+    return true;
 }
 
 void ElasticSpace::release(void *base) noexcept
@@ -159,12 +183,20 @@ void ElasticSpace::release(void *base) noexcept
         if (int rc = runtime_.ops().device_synchronize(runtime_.instance(), a.device); rc != 0)
             log_error(fmt::format("waiting for device {} before freeing elastic memory at {} failed: {} ({})", a.device,
                                   base, runtime_.native_name(rc), rc));
-    unmap_all(a);
-    if (int rc = runtime_.vmm_release(a.base, a.reserved); rc != 0)
-        log_error(fmt::format("releasing the {}-byte reservation at {} failed: {} ({})", a.reserved, base,
-                              runtime_.native_name(rc), rc));
-    allocations_.erase(it); // the home goes with it
+    std::unique_ptr<ElasticAllocation> owned = std::move(it->second);
+    allocations_.erase(it);
     live_.fetch_sub(1, std::memory_order_relaxed);
+    owned->home.reset(); // the contents are the caller's no more
+    if (!dismantle(*owned)) {
+        log_error(fmt::format("the elastic memory at {} is kept until the runtime takes it back (tidal_pool_trim "
+                              "tries again)",
+                              base));
+        try {
+            freed_.push_back(std::move(owned));
+        } catch (...) {
+            log_error("no host memory to remember it: it is lost");
+        }
+    }
 }
 
 ElasticAllocation &ElasticSpace::owner(const void *base) const
@@ -567,10 +599,30 @@ void ElasticSpace::add_stats(int32_t device, tidal_migration_stats &stats) const
     stats.elastic_discarded = c.discarded;
 }
 
-uint64_t ElasticSpace::trim()
+uint64_t ElasticSpace::trim(std::exception_ptr *failure)
 {
     std::lock_guard lock(mutex_);
-    return pool_.trim();
+    int first_error = 0;
+    for (auto it = freed_.begin(); it != freed_.end();) {
+        if (dismantle(**it)) {
+            it = freed_.erase(it);
+        } else {
+            if (first_error == 0)
+                first_error = -1;
+            ++it;
+        }
+    }
+    const uint64_t released = pool_.trim(&first_error);
+    if (first_error != 0 && failure && !*failure)
+        *failure = std::make_exception_ptr(
+            first_error == -1 ? Error(TIDAL_ERROR_RUNTIME, "freed elastic memory could not be given back to the runtime yet",
+                                      "the next tidal_pool_trim tries again")
+                              : Error(TIDAL_ERROR_RUNTIME,
+                                      fmt::format("giving kept physical chunks of elastic memory back to the runtime "
+                                                  "failed: {} ({})",
+                                                  runtime_.native_name(first_error), first_error),
+                                      "the next tidal_pool_trim tries again"));
+    return released;
 }
 
 } // namespace tidal::elastic

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -59,8 +60,10 @@ public:
     // The chunks [offset, offset+size) of the allocation at `base` touches (size 0: all).
     ChunkBytes bytes(const void *base, size_t offset, size_t size) const;
     void add_stats(int32_t device, tidal_migration_stats &stats) const;
-    // Gives the kept physical chunks back to the runtime; returns their bytes.
-    uint64_t trim();
+    // Gives the kept physical chunks back to the runtime, and whatever a failed free or offload
+    // could not (it was kept then); returns the bytes that went back. *failure (may be NULL)
+    // gets the first refusal, after all else was tried; what was refused stays for the next trim.
+    uint64_t trim(std::exception_ptr *failure);
 
 private:
     struct Counters {
@@ -87,18 +90,26 @@ private:
     void ensure_home(ElasticAllocation &a, tidal_elastic_result &out);
     // A physical chunk: a kept one, else a new one from the runtime. *pooled says which.
     void *physical(int32_t device, size_t size, bool *pooled);
-    // Gives a chunk back to the runtime, or keeps it; returns false when the runtime refused it.
+    // Gives a chunk back to the runtime, or keeps it. One the runtime refuses is kept too (the
+    // next trim tries again); returns false then.
     bool let_go(int32_t device, size_t size, void *chunk, bool keep, tidal_elastic_result &out) noexcept;
     void wait_before_offload(void *stream, int32_t device);
     const std::vector<void *> &copy_streams(int32_t device);
     void synchronize(const std::vector<void *> &streams, size_t used);
     double now() const;
-    void unmap_all(ElasticAllocation &a) noexcept;
+    // Unmaps and gives back every mapped chunk; false when one stayed mapped.
+    bool unmap_all(ElasticAllocation &a) noexcept;
+    // Unmaps what is left of a freed allocation and releases its reservation; false when the
+    // runtime refused a step (the allocation is then kept for the next trim).
+    bool dismantle(ElasticAllocation &a) noexcept;
 
     Runtime &runtime_;
     ElasticSettings settings_;
     mutable std::mutex mutex_;
     Map allocations_;
+    // Freed allocations the runtime would not let go of entirely (an unmap or the release of
+    // the reservation failed): trim() and the destructor try again, so nothing is lost.
+    std::vector<std::unique_ptr<ElasticAllocation>> freed_;
     std::atomic<size_t> live_{0};
     ChunkPool pool_;
     std::vector<Counters> counters_;            // per device
