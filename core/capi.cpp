@@ -118,6 +118,24 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
     return allocate(fn, ctx, size, d, stream, out);
 }
 
+// tidal_offload* and tidal_restore*: the result is written, as far as its struct_size, also
+// when the call fails part of the way (it says what was done).
+template <typename Body>
+tidal_status elastic_call(const char *fn, tidal_context *ctx, tidal_elastic_result *out, Body &&body) noexcept
+{
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    const size_t given = out ? out->struct_size : 0;
+    if (out)
+        if (tidal_status s = check_struct_size<tidal_elastic_result>(fn, "out", given); s != TIDAL_OK)
+            return s;
+    tidal_elastic_result result = TIDAL_ELASTIC_RESULT_INIT;
+    const tidal_status status = guarded(fn, [&] { body(result); });
+    if (out)
+        tidal::abi::write_out(out, given, result);
+    return status;
+}
+
 } // namespace
 
 extern "C" {
@@ -181,6 +199,7 @@ TIDAL_API const char *tidal_kind_name(tidal_kind kind)
     case TIDAL_KIND_PAGEABLE: return "pageable";
     case TIDAL_KIND_DEVICE_FINE: return "device-fine";
     case TIDAL_KIND_MANAGED_COARSE: return "managed-coarse";
+    case TIDAL_KIND_ELASTIC: return "elastic";
     case TIDAL_KIND_FORCE_32BIT: break; // the enum's width, never a kind
     }
     return "unknown";
@@ -257,6 +276,10 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
         const size_t n = strnlen(r.placed_by, sizeof out.placed_by - 1);
         std::memcpy(out.placed_by, r.placed_by, n);
         out.placed_by[n] = '\0';
+        const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r);
+        out.resident_bytes = b.resident;
+        out.offloaded_bytes = b.offloaded;
+        out.discarded_bytes = b.discarded;
         tidal::abi::write_out(info, given, out);
     });
 }
@@ -414,7 +437,7 @@ static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, con
         return null_argument(fn, "dst");
     if (!src)
         return null_argument(fn, "src");
-    return guarded(fn, [&] { ctx->impl.copies().copy(dst, src, size, stream); });
+    return guarded(fn, [&] { ctx->impl.copy(dst, src, size, stream); });
 }
 
 TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size)
@@ -464,7 +487,7 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
         return s;
     int32_t k = 0;
     std::memcpy(&k, &kind, sizeof k);
-    if (k <= TIDAL_KIND_AUTO || k >= TIDAL_KIND_COUNT || k == TIDAL_KIND_PAGEABLE)
+    if (k <= TIDAL_KIND_AUTO || k >= TIDAL_KIND_COUNT || k == TIDAL_KIND_PAGEABLE || k == TIDAL_KIND_ELASTIC)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} has no pool", fn, k));
     return guarded(fn, [&] {
         const bool host = kind == TIDAL_KIND_PINNED && device == TIDAL_DEVICE_HOST;
@@ -492,7 +515,8 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
         return null_argument("tidal_pool_trim", "ctx");
     return guarded("tidal_pool_trim", [&] {
         std::exception_ptr failure;
-        const uint64_t bytes = ctx->impl.pools().trim(&failure);
+        uint64_t bytes = ctx->impl.pools().trim(&failure);
+        bytes += ctx->impl.trim_elastic(&failure);
         if (released)
             *released = bytes;
         if (failure)
@@ -552,6 +576,42 @@ TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t dev
     if (tidal_status s = check_struct_size<tidal_migration_stats>(fn, "stats", given); s != TIDAL_OK)
         return s;
     return guarded(fn, [&] { tidal::abi::write_out(stats, given, ctx->impl.migration_stats(device)); });
+}
+
+TIDAL_API tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
+                                     tidal_elastic_result *out)
+{
+    if (ctx && !tag_glob)
+        return null_argument("tidal_offload", "tag_glob");
+    return elastic_call("tidal_offload", ctx, out,
+                        [&](tidal_elastic_result &r) { ctx->impl.offload(tag_glob, flags, stream, r); });
+}
+
+TIDAL_API tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags, void *stream,
+                                           tidal_elastic_result *out)
+{
+    if (ctx && !ptr)
+        return null_argument("tidal_offload_range", "ptr");
+    return elastic_call("tidal_offload_range", ctx, out,
+                        [&](tidal_elastic_result &r) { ctx->impl.offload_range(ptr, size, flags, stream, r); });
+}
+
+TIDAL_API tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
+                                     tidal_elastic_result *out)
+{
+    if (ctx && !tag_glob)
+        return null_argument("tidal_restore", "tag_glob");
+    return elastic_call("tidal_restore", ctx, out,
+                        [&](tidal_elastic_result &r) { ctx->impl.restore(tag_glob, flags, stream, r); });
+}
+
+TIDAL_API tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags, void *stream,
+                                           tidal_elastic_result *out)
+{
+    if (ctx && !ptr)
+        return null_argument("tidal_restore_range", "ptr");
+    return elastic_call("tidal_restore_range", ctx, out,
+                        [&](tidal_elastic_result &r) { ctx->impl.restore_range(ptr, size, flags, stream, r); });
 }
 
 TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)

@@ -121,6 +121,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
     batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
+    elastic_ = std::make_unique<elastic::ElasticSpace>(*runtime_, settings_.elastic);
 }
 
 Context::~Context()
@@ -145,6 +146,7 @@ Context::~Context()
             release_record(r);
         }
     }
+    elastic_.reset();   // its chunks, reservations, homes and copy streams belong to the runtime
     batches_.reset();   // its staging slots belong to the runtime; it copies through copies_
     copies_.reset();    // its staging ring, streams and registrations belong to the runtime
     checks_.reset();    // its streams and events belong to the runtime
@@ -278,6 +280,11 @@ AllocationRecord Context::allocate_placed(const tidal_place_request &request, co
 {
     const tidal_placement &p = decision.placement;
     AllocationRecord r = record_of(decision, request.size, request.hints, request.tag);
+    if (p.kind == TIDAL_KIND_ELASTIC) {
+        r.raw = r.base = elastic_->allocate(request.size, r.runtime_device, request.alignment, request.tag, &r.raw_size,
+                                            &r.alignment);
+        return r;
+    }
     const size_t natural = TIDAL_RT_ALLOC_ALIGNMENT(p.kind);
     r.alignment = std::max(natural, request.alignment);
     if (r.alignment > natural) {
@@ -359,6 +366,10 @@ void Context::unset_advice(const AllocationRecord &r) noexcept
 
 void Context::release_record(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
 {
+    if (r.kind == TIDAL_KIND_ELASTIC) {
+        elastic_->release(r.base);
+        return;
+    }
     unset_advice(r);
     if (r.vendor_pooled) {
         if (int rc = free_vendor_pooled(r, stream); rc != 0)
@@ -392,6 +403,10 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
     case AllocationRegistry::Removal::unknown:
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
+    }
+    if (r.kind == TIDAL_KIND_ELASTIC) {
+        elastic_->release(r.base); // its chunks, reservation and host home
+        return;
     }
     if (r.pooled && !TIDAL_KIND_IS_MANAGED(r.kind)) {
         // Nothing to forget or unset: straight back to its pool, which takes it without a
@@ -579,18 +594,98 @@ void Context::copy_batch(const tidal_copy_item *items, size_t count, void *strea
         return;
     if (!items)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "items is NULL with a count above 0", "pass an array of count items");
-    const std::vector<tidal_copy_item> entries = abi::read_array(items, count, "item");
+    std::vector<tidal_copy_item> entries = abi::read_array(items, count, "item");
     for (size_t i = 0; i < count; ++i)
         if (!entries[i].dst || !entries[i].src)
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                         fmt::format("item {} has a NULL {}", i, entries[i].dst ? "src" : "dst"),
                         "every item names both ends, even one of size 0");
+    if (!elastic_->empty()) {
+        // Elastic items may be partly offloaded: they take tidal_copy's path one by one.
+        std::vector<tidal_copy_item> plain;
+        plain.reserve(entries.size());
+        std::vector<tidal_copy_item> elastic;
+        for (const tidal_copy_item &item : entries)
+            (elastic_->touches(item.dst) || elastic_->touches(item.src) ? elastic : plain).push_back(item);
+        if (!elastic.empty()) {
+            if (!plain.empty())
+                batches_->copy(plain, stream);
+            for (const tidal_copy_item &item : elastic)
+                elastic_->copy(item.dst, item.src, item.size, stream, *copies_);
+            return;
+        }
+    }
     batches_->copy(entries, stream);
 }
 
 void Context::budget_set(int32_t device, uint64_t bytes) { scheduler_->set_budget(device, bytes); }
 
-tidal_migration_stats Context::migration_stats(int32_t device) const { return scheduler_->stats(device); }
+tidal_migration_stats Context::migration_stats(int32_t device) const
+{
+    tidal_migration_stats stats = scheduler_->stats(device);
+    elastic_->add_stats(device, stats);
+    return stats;
+}
+
+void Context::copy(void *dst, const void *src, size_t size, void *stream)
+{
+    if (elastic_->empty()) [[likely]]
+        copies_->copy(dst, src, size, stream);
+    else
+        elastic_->copy(dst, src, size, stream, *copies_);
+}
+
+namespace {
+void check_elastic_flags(uint32_t flags, uint32_t all, const char *what, const char *names)
+{
+    if (flags & ~all)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("unknown {} flags {:#x}", what, flags & ~all),
+                    fmt::format("use {} flags", names));
+}
+} // namespace
+
+void Context::offload(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out)
+{
+    check_elastic_flags(flags, TIDAL_OFFLOAD_FLAGS_ALL, "offload", "TIDAL_OFFLOAD_*");
+    elastic_->offload(glob, flags, stream, out);
+}
+
+void Context::restore(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out)
+{
+    check_elastic_flags(flags, TIDAL_RESTORE_FLAGS_ALL, "restore", "TIDAL_RESTORE_*");
+    elastic_->restore(glob, flags, stream, out);
+}
+
+AllocationRecord Context::elastic_owner(const void *ptr, size_t size) const
+{
+    AllocationRecord r = range_owner(ptr, size);
+    if (r.kind != TIDAL_KIND_ELASTIC)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{} is {} memory, not elastic memory", ptr, tidal_kind_name(r.kind)),
+                    "offload and restore memory allocated as TIDAL_KIND_ELASTIC");
+    return r;
+}
+
+void Context::offload_range(void *ptr, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out)
+{
+    check_elastic_flags(flags, TIDAL_OFFLOAD_FLAGS_ALL, "offload", "TIDAL_OFFLOAD_*");
+    const AllocationRecord r = elastic_owner(ptr, size);
+    elastic_->offload_range(r.base, static_cast<size_t>(static_cast<char *>(ptr) - static_cast<char *>(r.base)), size,
+                            flags, stream, out);
+}
+
+void Context::restore_range(void *ptr, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out)
+{
+    check_elastic_flags(flags, TIDAL_RESTORE_FLAGS_ALL, "restore", "TIDAL_RESTORE_*");
+    const AllocationRecord r = elastic_owner(ptr, size);
+    elastic_->restore_range(r.base, static_cast<size_t>(static_cast<char *>(ptr) - static_cast<char *>(r.base)), size,
+                            flags, stream, out);
+}
+
+elastic::ChunkBytes Context::elastic_bytes(const AllocationRecord &r) const
+{
+    return r.kind == TIDAL_KIND_ELASTIC ? elastic_->bytes(r.base, 0, 0) : elastic::ChunkBytes{};
+}
 
 double Context::clock() const
 {
@@ -602,6 +697,15 @@ double Context::clock() const
 tidal_range_info Context::range_query(const void *ptr, size_t size) const
 {
     const AllocationRecord r = range_owner(ptr, size);
+    if (r.kind == TIDAL_KIND_ELASTIC) {
+        const elastic::ChunkBytes b =
+            elastic_->bytes(r.base, static_cast<size_t>(static_cast<const char *>(ptr) - static_cast<const char *>(r.base)), size);
+        tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+        info.resident_bytes = b.resident;
+        info.offloaded_bytes = b.offloaded;
+        info.discarded_bytes = b.discarded;
+        return info;
+    }
     if (!TIDAL_KIND_IS_MANAGED(r.kind))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
                     fmt::format("{} is {} memory; range attributes exist for managed memory only", ptr, tidal_kind_name(r.kind)),

@@ -10,6 +10,7 @@
 #include "config/settings.h"
 #include "copy/batch_copier.h"
 #include "copy/copy_engine.h"
+#include "elastic/elastic_space.h"
 #include "migration/migration_scheduler.h"
 #include "policy/decision_cache.h"
 #include "policy/policy_chain.h"
@@ -45,6 +46,18 @@ public:
     double clock() const;
     void run_check(tidal_check &check) { checks_->run(check); }
     CopyEngine &copies() { return *copies_; }
+    // tidal_copy / tidal_copy_async: through the elastic space when either end may be elastic.
+    void copy(void *dst, const void *src, size_t size, void *stream);
+    // tidal_offload* / tidal_restore*: `out` says what was done, also when they throw.
+    void offload(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out);
+    void offload_range(void *ptr, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out);
+    void restore(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out);
+    void restore_range(void *ptr, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out);
+    // Resident, offloaded and discarded bytes of an elastic allocation (all 0 for other kinds).
+    elastic::ChunkBytes elastic_bytes(const AllocationRecord &record) const;
+    // Gives the physical chunks kept by TIDAL_OFFLOAD_KEEP_PHYSICAL back; returns their bytes.
+    // *failure gets the first refusal (what it refused is tried again by the next trim).
+    uint64_t trim_elastic(std::exception_ptr *failure) { return elastic_->trim(failure); }
     // tidal_copy_batch: reads the caller's items (stepping by their struct_size) and checks them.
     void copy_batch(const tidal_copy_item *items, size_t count, void *stream);
     pool::PoolSet &pools() { return *pools_; }
@@ -80,6 +93,8 @@ private:
     [[gnu::noinline]] void synchronize_before_free(const AllocationRecord &record, const pool::StreamHandle &stream);
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
     AllocationRecord range_owner(const void *ptr, size_t size) const;
+    // range_owner, and INVALID_ARGUMENT unless it is elastic memory.
+    AllocationRecord elastic_owner(const void *ptr, size_t size) const;
 
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;
@@ -94,6 +109,7 @@ private:
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
     std::unique_ptr<CopyEngine> copies_;
     std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
+    std::unique_ptr<elastic::ElasticSpace> elastic_; // after copies_ and runtime_: destroyed before them
 };
 
 } // namespace tidal

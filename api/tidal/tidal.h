@@ -120,12 +120,14 @@ typedef enum tidal_kind {
     TIDAL_KIND_PAGEABLE = 4,       /* ordinary host memory (malloc) */
     TIDAL_KIND_DEVICE_FINE = 5,    /* AMD fine-grained device memory */
     TIDAL_KIND_MANAGED_COARSE = 6, /* AMD managed memory with coarse-grain advice */
+    TIDAL_KIND_ELASTIC = 7,        /* device memory at a fixed address whose backing can be
+                                    * offloaded and restored (see "Elastic device memory") */
     TIDAL_KIND_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_kind;
-#define TIDAL_KIND_COUNT 7
+#define TIDAL_KIND_COUNT 8
 
 /*! tidal_kind_name() : "auto", "device", "managed", "pinned", "pageable", "device-fine",
- *  "managed-coarse"; "unknown" otherwise. Never NULL. */
+ *  "managed-coarse", "elastic"; "unknown" otherwise. Never NULL. */
 TIDAL_API const char *tidal_kind_name(tidal_kind kind);
 /* 1 when `kind` is host memory (pinned, pageable), or managed memory (plain or AMD
  * coarse-grained), else 0: the two questions policies, tools and tidal itself ask of a kind.
@@ -207,8 +209,12 @@ typedef struct tidal_pointer_info {
     size_t alignment;       /* alignment guaranteed for base */
     char tag[TIDAL_TAG_MAX];      /* "" when untagged */
     char placed_by[32];           /* the policy that decided, or "core" for the defaults */
+    /* Elastic memory (0 for other kinds), in bytes of whole chunks: */
+    uint64_t resident_bytes;      /* mapped on the device */
+    uint64_t offloaded_bytes;     /* not mapped; the contents are in the host home */
+    uint64_t discarded_bytes;     /* not mapped; the contents were dropped */
 } tidal_pointer_info;
-#define TIDAL_POINTER_INFO_INIT { sizeof(tidal_pointer_info), NULL, 0, TIDAL_KIND_AUTO, 0, 0u, 0u, 0, {0}, {0} }
+#define TIDAL_POINTER_INFO_INIT { sizeof(tidal_pointer_info), NULL, 0, TIDAL_KIND_AUTO, 0, 0u, 0u, 0, {0}, {0}, 0, 0, 0 }
 
 /*! tidal_pointer_query() : looks up the allocation containing `ptr` (interior pointers
  *  included). @return UNKNOWN_POINTER when no live allocation contains it. */
@@ -286,12 +292,19 @@ typedef struct tidal_range_info {
     int32_t preferred_location;     /* device index, TIDAL_DEVICE_HOST or TIDAL_LOCATION_NONE */
     int32_t read_mostly;            /* 1 or 0 */
     tidal_coherency coherency;
+    /* Elastic memory (0 for managed memory): bytes of the chunks the range touches. */
+    uint64_t resident_bytes;
+    uint64_t offloaded_bytes;
+    uint64_t discarded_bytes;
 } tidal_range_info;
-#define TIDAL_RANGE_INFO_INIT { sizeof(tidal_range_info), TIDAL_LOCATION_NONE, TIDAL_LOCATION_NONE, 0, TIDAL_COHERENCY_UNKNOWN }
+#define TIDAL_RANGE_INFO_INIT { sizeof(tidal_range_info), TIDAL_LOCATION_NONE, TIDAL_LOCATION_NONE, 0, TIDAL_COHERENCY_UNKNOWN, 0, 0, 0 }
 
 /*! tidal_range_query() : the runtime's own view of a range inside one managed allocation (it
- *  reads the runtime's range attributes; it is not tidal's bookkeeping).
- *  @return NOT_SUPPORTED for memory that is not managed, plus tidal_prefetch's errors. */
+ *  reads the runtime's range attributes; it is not tidal's bookkeeping). For elastic memory it
+ *  answers tidal's bookkeeping instead: the resident, offloaded and discarded bytes of the
+ *  chunks the range touches (the location fields stay TIDAL_LOCATION_NONE).
+ *  @return NOT_SUPPORTED for memory that is neither managed nor elastic, plus tidal_prefetch's
+ *  errors. */
 TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size,
                                          tidal_range_info *info);
 
@@ -361,8 +374,14 @@ typedef struct tidal_migration_stats {
     uint64_t evicted_bytes;       /* moved back to the host by eviction */
     uint64_t dropped_bytes;       /* evicted without a copy back (read-mostly duplicates) */
     uint64_t budget_refusals;     /* declarations refused with BUDGET_EXCEEDED */
+    /* Elastic memory on this device (tidal_offload*, tidal_restore*): */
+    uint64_t elastic_offloads;    /* chunks unmapped */
+    uint64_t elastic_restores;    /* chunks mapped again */
+    uint64_t elastic_copied_out;  /* bytes copied to host homes */
+    uint64_t elastic_copied_in;   /* bytes copied back from host homes */
+    uint64_t elastic_discarded;   /* bytes unmapped with their contents dropped */
 } tidal_migration_stats;
-#define TIDAL_MIGRATION_STATS_INIT { sizeof(tidal_migration_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TIDAL_MIGRATION_STATS_INIT { sizeof(tidal_migration_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /*! tidal_migration_stats_get() : @return NOT_FOUND for a bad device. */
 TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device,
@@ -372,6 +391,93 @@ TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t dev
  *  The simulated device: its simulated clock (what a host clock would read once everything
  *  issued has finished), so one program times a GPU and predicts the same run on a profile. */
 TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds);
+
+/* =====================================================================================
+ * Elastic device memory
+ * =================================================================================== */
+/* TIDAL_KIND_ELASTIC memory is device memory at an address fixed for the allocation's whole
+ * life, built from the runtime's virtual-memory API (cuMemMap / hipMemMap; on the simulated
+ * device, host memory mapped in and out). Its size is rounded up to the granularity and it
+ * is split into chunks of [elastic] chunk_size (an allocation smaller than a chunk is one
+ * chunk). A chunk is resident (mapped: kernels and copies use it as device memory),
+ * offloaded (unmapped; its contents live in the allocation's host home, pinned memory tidal
+ * owns, made at the first offload that copies or, with [elastic] home = "eager", with the
+ * allocation) or discarded (unmapped, contents dropped). A kernel that touches a chunk that is
+ * not resident faults, as on any GPU.
+ * Dirty chunks, the rule that never loses data: a chunk's home is current only right after
+ * an offload, or after a restore with TIDAL_RESTORE_READ_ONLY (the caller promises not to
+ * write it while resident). Every other resident chunk (new, restored without that flag, or
+ * written by tidal_copy / tidal_copy_batch) is treated as written, and its next offload
+ * copies it.
+ * Copies: tidal_copy, tidal_copy_async and tidal_copy_batch take elastic memory whatever part
+ * is resident: resident chunks are copied as device memory, offloaded chunks are read and
+ * written in their home (a write there keeps the chunk offloaded, with the new contents).
+ * Reading or writing a discarded chunk is INVALID_ARGUMENT (restore it first; its contents
+ * are then undefined until written). */
+
+/* tidal_offload flags. */
+#define TIDAL_OFFLOAD_DISCARD 0x1u       /* drop the contents instead of copying them (a KV cache) */
+#define TIDAL_OFFLOAD_KEEP_PHYSICAL 0x2u /* keep the physical chunks in tidal's chunk pool, for
+                                          * tidal's own elastic allocations and restores, instead
+                                          * of giving them back to the runtime (tidal_pool_trim
+                                          * gives them back later) */
+#define TIDAL_OFFLOAD_FLAGS_ALL 0x3u
+/* tidal_restore flags. */
+#define TIDAL_RESTORE_READ_ONLY 0x1u     /* the caller will not write it while resident: its home
+                                          * stays current, so the next offload copies nothing */
+#define TIDAL_RESTORE_FLAGS_ALL 0x1u
+
+/*! What one offload or restore did. Start from TIDAL_ELASTIC_RESULT_INIT. */
+typedef struct tidal_elastic_result {
+    size_t struct_size;        /* sizeof(tidal_elastic_result) */
+    uint64_t allocations;      /* elastic allocations the tag or range matched */
+    uint64_t copied_bytes;     /* copied to (offload) or from (restore) host homes */
+    uint64_t discarded_bytes;  /* unmapped with their contents dropped */
+    uint64_t released_bytes;   /* physical memory given back to the runtime (offload) */
+    uint64_t pooled_bytes;     /* physical memory kept in, or taken from, tidal's chunk pool */
+    uint64_t mapped_bytes;     /* physical memory mapped (restore) */
+    double home_seconds;       /* spent making host homes (pinned memory), on the runtime's clock */
+    double move_seconds;       /* the rest of the call: waits, copies, unmapping and mapping */
+} tidal_elastic_result;
+#define TIDAL_ELASTIC_RESULT_INIT { sizeof(tidal_elastic_result), 0, 0, 0, 0, 0, 0, 0.0, 0.0 }
+
+/*! tidal_offload() : takes the device memory of every elastic allocation whose tag matches
+ *  `tag_glob` (fnmatch(3): "weights*", "*" for all, "" for untagged ones) away, keeping every
+ *  address valid. It first waits for the work queued on `stream` (NULL: everything on every
+ *  device holding a match), then copies to the host homes what they lack (dirty chunks;
+ *  nothing with TIDAL_OFFLOAD_DISCARD), several copies in flight ([elastic] copy_streams),
+ *  then unmaps and gives the physical memory back to the runtime (or keeps it, with
+ *  TIDAL_OFFLOAD_KEEP_PHYSICAL). Chunks already offloaded are left as they are; an offloaded
+ *  chunk may be discarded. A tag that matches nothing is TIDAL_OK with 0 bytes.
+ *  @out NULL, or the result (written as far as its struct_size).
+ *  @return INVALID_ARGUMENT (NULL ctx or tag_glob, unknown flags, struct_size),
+ *  OUT_OF_MEMORY (a host home could not be made: that allocation stays resident, whole),
+ *  NOT_SUPPORTED (no virtual-memory API), RUNTIME. After a failure the allocations done
+ *  before it stay offloaded, and the result says what was done. */
+TIDAL_API tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
+                                     tidal_elastic_result *out);
+/*! tidal_offload_range() : as tidal_offload, for the chunks of one elastic allocation that
+ *  [ptr, ptr+size) touches (whole chunks: the range is widened to its chunks' bounds).
+ *  @return also UNKNOWN_POINTER (not inside a live allocation), INVALID_ARGUMENT (size 0,
+ *  past the allocation's end, memory that is not elastic). */
+TIDAL_API tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags,
+                                           void *stream, tidal_elastic_result *out);
+/*! tidal_restore() : maps physical memory again under every chunk that is not resident in
+ *  the elastic allocations whose tag matches `tag_glob` (from tidal's chunk pool first, then
+ *  from the runtime), grants access once per allocation, and copies the offloaded chunks back
+ *  from their homes, ordered on `stream` (NULL: complete on return). The data come back
+ *  bit-identical at the same addresses; discarded chunks come back with undefined contents.
+ *  Either all of one allocation's chunks are mapped or none is: when the device is full
+ *  nothing of that allocation is left mapped.
+ *  @return INVALID_ARGUMENT (NULL ctx or tag_glob, unknown flags, struct_size),
+ *  OUT_OF_MEMORY (the device has no room: the allocations restored before it stay restored),
+ *  NOT_SUPPORTED, RUNTIME. */
+TIDAL_API tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
+                                     tidal_elastic_result *out);
+/*! tidal_restore_range() : as tidal_restore, for the chunks [ptr, ptr+size) touches in one
+ *  elastic allocation. @return also tidal_offload_range's pointer and range errors. */
+TIDAL_API tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags,
+                                           void *stream, tidal_elastic_result *out);
 
 /* =====================================================================================
  * Streams and copies

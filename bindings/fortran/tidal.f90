@@ -65,7 +65,7 @@ module tidal
             TIDAL_ERROR_NOT_FOUND, TIDAL_ERROR_BUFFER_TOO_SMALL
   public :: TIDAL_KIND_AUTO, TIDAL_KIND_DEVICE, TIDAL_KIND_MANAGED, TIDAL_KIND_PINNED, &
             TIDAL_KIND_PAGEABLE, TIDAL_KIND_DEVICE_FINE, TIDAL_KIND_MANAGED_COARSE, &
-            TIDAL_KIND_COUNT
+            TIDAL_KIND_ELASTIC, TIDAL_KIND_COUNT
   public :: TIDAL_HINT_READ_MOSTLY, TIDAL_HINT_HOST_READ, TIDAL_HINT_HOST_WRITE, &
             TIDAL_HINT_DEVICE_ONLY, TIDAL_HINT_STREAMING, TIDAL_HINT_TEMPORARY, TIDAL_HINT_ALL
   public :: TIDAL_ADVICE_READ_MOSTLY, TIDAL_ADVICE_PREFERRED_DEVICE, &
@@ -84,6 +84,8 @@ module tidal
             TIDAL_DEVICE_FLAG_FINE_GRAINED
   public :: TIDAL_ACCESS_READ, TIDAL_ACCESS_WRITE, TIDAL_ACCESS_READ_WRITE, &
             TIDAL_DECLARE_LOOKAHEAD, TIDAL_DECLARE_FLAGS_ALL
+  public :: TIDAL_OFFLOAD_DISCARD, TIDAL_OFFLOAD_KEEP_PHYSICAL, TIDAL_OFFLOAD_FLAGS_ALL, &
+            TIDAL_RESTORE_READ_ONLY, TIDAL_RESTORE_FLAGS_ALL
 
   !> What tidal knows about the allocation an array lies in (tidal_query).
   type :: tidal_array_info
@@ -545,7 +547,7 @@ contains
     call tidal_pending_error(message)
   end subroutine tidal_get_last_error
 
-  !> "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse";
+  !> "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse", "elastic";
   !! "unknown" for any other number.
   function tidal_kind_string(kind) result(text)
     integer, intent(in) :: kind

@@ -18,6 +18,7 @@ module tidal_c
                              TIDAL_COHERENCY_UNKNOWN, TIDAL_CHECK_TOUCH_READ, TIDAL_ACCESS_READ
   implicit none
   private
+  public :: tidal_elastic_result
   public :: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
             tidal_system_info, tidal_device_info, tidal_pool_stats, tidal_access, &
             tidal_migration_stats, tidal_copy_item
@@ -28,6 +29,7 @@ module tidal_c
             tidal_alloc_async, tidal_free_async, &
             tidal_pointer_query, tidal_prefetch, tidal_range_query, tidal_advise, &
             tidal_declare, tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
+            tidal_offload, tidal_offload_range, tidal_restore, tidal_restore_range, &
             tidal_stream_create, &
             tidal_stream_destroy, tidal_stream_forget, tidal_stream_synchronize, tidal_copy, tidal_copy_async, &
             tidal_copy_batch, &
@@ -61,6 +63,9 @@ module tidal_c
      integer(c_size_t) :: alignment = 0
      character(kind=c_char) :: tag(TIDAL_TAG_MAX) = achar(0)
      character(kind=c_char) :: placed_by(32) = achar(0)
+     integer(c_int64_t) :: resident_bytes = 0   ! elastic memory (0 for other kinds)
+     integer(c_int64_t) :: offloaded_bytes = 0
+     integer(c_int64_t) :: discarded_bytes = 0
   end type tidal_pointer_info
 
   !> tidal_range_info: the runtime's view of a managed range.
@@ -70,6 +75,9 @@ module tidal_c
      integer(c_int32_t) :: preferred_location = TIDAL_LOCATION_NONE
      integer(c_int32_t) :: read_mostly = 0
      integer(c_int) :: coherency = TIDAL_COHERENCY_UNKNOWN
+     integer(c_int64_t) :: resident_bytes = 0   ! elastic memory (0 for managed memory)
+     integer(c_int64_t) :: offloaded_bytes = 0
+     integer(c_int64_t) :: discarded_bytes = 0
   end type tidal_range_info
 
   !> tidal_pool_stats: one pool's counters.
@@ -139,7 +147,25 @@ module tidal_c
      integer(c_int64_t) :: evicted_bytes = 0
      integer(c_int64_t) :: dropped_bytes = 0
      integer(c_int64_t) :: budget_refusals = 0
+     integer(c_int64_t) :: elastic_offloads = 0
+     integer(c_int64_t) :: elastic_restores = 0
+     integer(c_int64_t) :: elastic_copied_out = 0
+     integer(c_int64_t) :: elastic_copied_in = 0
+     integer(c_int64_t) :: elastic_discarded = 0
   end type tidal_migration_stats
+
+  !> tidal_elastic_result: what one offload or restore did.
+  type, bind(C) :: tidal_elastic_result
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int64_t) :: allocations = 0
+     integer(c_int64_t) :: copied_bytes = 0
+     integer(c_int64_t) :: discarded_bytes = 0
+     integer(c_int64_t) :: released_bytes = 0
+     integer(c_int64_t) :: pooled_bytes = 0
+     integer(c_int64_t) :: mapped_bytes = 0
+     real(c_double) :: home_seconds = 0
+     real(c_double) :: move_seconds = 0
+  end type tidal_elastic_result
 
   !> tidal_system_info: the runtime in use and how many devices it has.
   type, bind(C) :: tidal_system_info
@@ -555,6 +581,67 @@ module tidal_c
        real(c_double), intent(out) :: seconds
        integer(c_int) :: status
      end function tidal_clock
+  end interface
+
+
+  interface
+     ! tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, uint32_t flags,
+     !                         void *stream, tidal_elastic_result *out);
+     function tidal_offload(ctx, tag_glob, flags, stream, out) result(status) bind(C, name='tidal_offload')
+       import :: c_char, c_int, c_int32_t, c_ptr, tidal_elastic_result
+       type(c_ptr), value :: ctx
+       character(kind=c_char), intent(in) :: tag_glob(*) ! NUL-terminated
+       integer(c_int32_t), value :: flags
+       type(c_ptr), value :: stream
+       type(tidal_elastic_result), intent(inout) :: out   ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_offload
+  end interface
+
+  interface
+     ! tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags,
+     !                               void *stream, tidal_elastic_result *out);
+     function tidal_offload_range(ctx, ptr, size, flags, stream, out) result(status) &
+          bind(C, name='tidal_offload_range')
+       import :: c_int, c_int32_t, c_ptr, c_size_t, tidal_elastic_result
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_size_t), value :: size
+       integer(c_int32_t), value :: flags
+       type(c_ptr), value :: stream
+       type(tidal_elastic_result), intent(inout) :: out   ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_offload_range
+  end interface
+
+  interface
+     ! tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, uint32_t flags,
+     !                         void *stream, tidal_elastic_result *out);
+     function tidal_restore(ctx, tag_glob, flags, stream, out) result(status) bind(C, name='tidal_restore')
+       import :: c_char, c_int, c_int32_t, c_ptr, tidal_elastic_result
+       type(c_ptr), value :: ctx
+       character(kind=c_char), intent(in) :: tag_glob(*) ! NUL-terminated
+       integer(c_int32_t), value :: flags
+       type(c_ptr), value :: stream
+       type(tidal_elastic_result), intent(inout) :: out   ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_restore
+  end interface
+
+  interface
+     ! tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags,
+     !                               void *stream, tidal_elastic_result *out);
+     function tidal_restore_range(ctx, ptr, size, flags, stream, out) result(status) &
+          bind(C, name='tidal_restore_range')
+       import :: c_int, c_int32_t, c_ptr, c_size_t, tidal_elastic_result
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: ptr
+       integer(c_size_t), value :: size
+       integer(c_int32_t), value :: flags
+       type(c_ptr), value :: stream
+       type(tidal_elastic_result), intent(inout) :: out   ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_restore_range
   end interface
 
   interface

@@ -47,7 +47,8 @@ module tidal_constants
   integer(c_int), parameter :: TIDAL_KIND_PAGEABLE = 4
   integer(c_int), parameter :: TIDAL_KIND_DEVICE_FINE = 5
   integer(c_int), parameter :: TIDAL_KIND_MANAGED_COARSE = 6
-  integer(c_int), parameter :: TIDAL_KIND_COUNT = 7
+  integer(c_int), parameter :: TIDAL_KIND_ELASTIC = 7
+  integer(c_int), parameter :: TIDAL_KIND_COUNT = 8
 
   ! ---- Usage hints (TIDAL_HINT_*) -------------------------------------------------------
   integer(c_int32_t), parameter :: TIDAL_HINT_READ_MOSTLY = int(z'01', c_int32_t)
@@ -116,4 +117,11 @@ module tidal_constants
   ! LOOKAHEAD: the ranges are for the stream's NEXT phase (start moving now, order nothing).
   integer(c_int32_t), parameter :: TIDAL_DECLARE_LOOKAHEAD = int(z'01', c_int32_t)
   integer(c_int32_t), parameter :: TIDAL_DECLARE_FLAGS_ALL = int(z'01', c_int32_t)
+
+  ! ---- tidal_offload / tidal_restore flags (TIDAL_OFFLOAD_*, TIDAL_RESTORE_*) -------------
+  integer(c_int32_t), parameter :: TIDAL_OFFLOAD_DISCARD = int(z'01', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_OFFLOAD_KEEP_PHYSICAL = int(z'02', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_OFFLOAD_FLAGS_ALL = int(z'03', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_RESTORE_READ_ONLY = int(z'01', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_RESTORE_FLAGS_ALL = int(z'01', c_int32_t)
 end module tidal_constants

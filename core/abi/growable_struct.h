@@ -54,6 +54,8 @@ TIDAL_GROWABLE(tidal_copy_item, TIDAL_COPY_ITEM_INIT, TIDAL_END_OF(tidal_copy_it
 TIDAL_GROWABLE(tidal_check, TIDAL_CHECK_INIT, TIDAL_END_OF(tidal_check, elapsed_ms));
 TIDAL_GROWABLE(tidal_system_info, TIDAL_SYSTEM_INFO_INIT, TIDAL_END_OF(tidal_system_info, device_count));
 TIDAL_GROWABLE(tidal_device_info, TIDAL_DEVICE_INFO_INIT, TIDAL_END_OF(tidal_device_info, numa_node));
+// Newer than 0.1: its first version is the oldest.
+TIDAL_GROWABLE(tidal_elastic_result, TIDAL_ELASTIC_RESULT_INIT, TIDAL_END_OF(tidal_elastic_result, move_seconds));
 
 #undef TIDAL_GROWABLE
 

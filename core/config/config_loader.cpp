@@ -23,9 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 13> kTopKeys = {
+constexpr std::array<std::string_view, 14> kTopKeys = {
     "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration",
-    "security"};
+    "security", "elastic"};
 constexpr std::array<std::string_view, 1> kSecurityKeys = {"allow_writable_plugins"};
 constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "release_threshold", "growth",
@@ -34,6 +34,8 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct"};
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
+constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
+constexpr std::array<std::string_view, 2> kElasticHomes = {"lazy", "eager"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
 constexpr std::array<std::string_view, 6> kSimKeys = {"devices", "capacity", "page_size",
@@ -217,6 +219,22 @@ void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
         s.copy.batch_direct = r.boolean(*n, "copy.batch_direct");
 }
 
+void read_elastic(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "elastic");
+    r.require_known_keys(t, "elastic", kElasticKeys);
+    if (const toml::node *n = t.get("home"))
+        s.elastic.eager_home = r.choice(*n, "elastic.home", kElasticHomes) == "eager";
+    if (const toml::node *n = t.get("chunk_size")) {
+        s.elastic.chunk_size = r.size(*n, "elastic.chunk_size");
+        if (s.elastic.chunk_size < 4096 || s.elastic.chunk_size > (uint64_t{16} << 30))
+            r.fail(n->source(), "elastic.chunk_size must be between 4 KiB and 16 GiB (it is rounded up to the granularity)",
+                   "64MiB suits most machines");
+    }
+    if (const toml::node *n = t.get("copy_streams"))
+        s.elastic.copy_streams = static_cast<uint32_t>(r.integer(*n, "elastic.copy_streams", 1, 16));
+}
+
 void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "migration");
@@ -349,6 +367,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
         read_pool(r, *n, s);
     if (const toml::node *n = doc.get("migration"))
         read_migration(r, *n, s);
+    if (const toml::node *n = doc.get("elastic"))
+        read_elastic(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else

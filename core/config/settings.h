@@ -99,6 +99,16 @@ struct PoolConfig {
     uint64_t small_max = uint64_t{1} << 20;
 };
 
+// [elastic]: elastic device memory (TIDAL_KIND_ELASTIC), whose physical backing tidal maps
+// and unmaps in chunks.
+struct ElasticSettings {
+    // When an allocation's pinned host home is made: at its first offload that copies (lazy),
+    // or with the allocation (eager), so that no offload pays for it.
+    bool eager_home = false;
+    uint64_t chunk_size = uint64_t{64} << 20; // rounded up to the runtime's granularity
+    uint32_t copy_streams = 4;                // offload copies in flight per device
+};
+
 // [migration]: the scheduler behind tidal_declare / tidal_prefetch, budgets and eviction.
 struct MigrationSettings {
     uint64_t budget = 0;                      // managed bytes tidal keeps resident per device; 0 = no limit
@@ -135,6 +145,7 @@ struct Settings {
     CopySettings copy;
     PoolConfig pool;
     MigrationSettings migration;
+    ElasticSettings elastic;
     SecuritySettings security;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };

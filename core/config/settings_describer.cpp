@@ -108,6 +108,14 @@ void describe_migration(std::ostringstream &os, const MigrationSettings &m)
     os << "parallel_eviction = " << (m.parallel_eviction ? "true" : "false") << "\n";
 }
 
+void describe_elastic(std::ostringstream &os, const ElasticSettings &e)
+{
+    os << "\n[elastic]\n";
+    os << "home = \"" << (e.eager_home ? "eager" : "lazy") << "\"\n";
+    os << "chunk_size = " << e.chunk_size << "  # " << format_size(e.chunk_size) << ", rounded up to the granularity\n";
+    os << "copy_streams = " << e.copy_streams << "\n";
+}
+
 void describe_security(std::ostringstream &os, const SecuritySettings &security)
 {
     os << "\n[security]\n";
@@ -198,6 +206,7 @@ std::string describe_settings(const Settings &s)
     describe_copy(os, s.copy);
     describe_pool(os, s.pool);
     describe_migration(os, s.migration);
+    describe_elastic(os, s.elastic);
     describe_security(os, s.security);
     describe_sim(os, s.sim);
     return os.str();

@@ -33,7 +33,10 @@ public:
     bool enabled() const noexcept { return settings_.enabled; }
     // Kinds the pools serve: everything the runtime allocates slowly. Pageable memory comes
     // from the C library's allocator, which pools already.
-    static bool poolable(tidal_kind kind) noexcept { return kind != TIDAL_KIND_PAGEABLE && kind != TIDAL_KIND_AUTO; }
+    static bool poolable(tidal_kind kind) noexcept
+    {
+        return kind != TIDAL_KIND_PAGEABLE && kind != TIDAL_KIND_AUTO && kind != TIDAL_KIND_ELASTIC;
+    }
 
     // Whether allocations of `kind` go to the runtime's stream-ordered pool (vendor()).
     bool vendor_serves(tidal_kind kind) const noexcept { return !vendor_.empty() && kind == TIDAL_KIND_DEVICE; }

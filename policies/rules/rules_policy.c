@@ -63,7 +63,7 @@ static const char *const rule_keys[] = {"tag", "min_size", "max_size", "hints", 
 
 /* The plugin resolves no symbol of libtidal: it needs nothing but the header's constants. */
 static const char *const kind_names[TIDAL_KIND_COUNT] = {
-    "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse"};
+    "auto", "device", "managed", "pinned", "pageable", "device-fine", "managed-coarse", "elastic"};
 
 static tidal_kind kind_from_name(const char *name)
 {
@@ -142,14 +142,14 @@ static int read_rule(const tidal_options_api *api, const tidal_options *view, ru
     r->advice = read_bits(api, view, "advice", advice_names);
     tidal_status st = api->get_string(view, "kind", &s);
     if (st == TIDAL_ERROR_NOT_FOUND) {
-        api->error(view, NULL, "a rule needs a 'kind' (device, managed, pinned, pageable, device-fine, managed-coarse)");
+        api->error(view, NULL, "a rule needs a 'kind' (device, managed, pinned, pageable, device-fine, managed-coarse, elastic)");
         return 0;
     }
     if (st != TIDAL_OK)
         return 0;
     r->kind = kind_from_name(s);
     if (r->kind == TIDAL_KIND_AUTO) {
-        api->error(view, "kind", "kind must be one of device, managed, pinned, pageable, device-fine, managed-coarse");
+        api->error(view, "kind", "kind must be one of device, managed, pinned, pageable, device-fine, managed-coarse, elastic");
         return 0;
     }
     if (r->advice && !TIDAL_KIND_IS_MANAGED(r->kind))

@@ -32,7 +32,7 @@ CHECK_AT_BUILD(policy_device_size_first, offsetof(tidal_policy_device, struct_si
 CHECK_AT_BUILD(status_ok, TIDAL_OK == 0);
 CHECK_AT_BUILD(status_oom, TIDAL_ERROR_OUT_OF_MEMORY == 2);
 CHECK_AT_BUILD(status_last, TIDAL_ERROR_BUFFER_TOO_SMALL == 13);
-CHECK_AT_BUILD(kind_count, TIDAL_KIND_COUNT == TIDAL_KIND_MANAGED_COARSE + 1);
+CHECK_AT_BUILD(kind_count, TIDAL_KIND_COUNT == TIDAL_KIND_ELASTIC + 1);
 CHECK_AT_BUILD(hints_all, TIDAL_HINT_ALL == 0x3Fu);
 CHECK_AT_BUILD(advice_all, TIDAL_ADVICE_ALL == 0x1Fu);
 CHECK_AT_BUILD(tag_fits, sizeof(((tidal_pointer_info *)0)->tag) == TIDAL_TAG_MAX);

@@ -236,6 +236,7 @@ static void test_kind_names(void **state)
     assert_string_equal(tidal_kind_name(TIDAL_KIND_PAGEABLE), "pageable");
     assert_string_equal(tidal_kind_name(TIDAL_KIND_DEVICE_FINE), "device-fine");
     assert_string_equal(tidal_kind_name(TIDAL_KIND_MANAGED_COARSE), "managed-coarse");
+    assert_string_equal(tidal_kind_name(TIDAL_KIND_ELASTIC), "elastic");
 }
 
 static void test_kind_name_of_bad_kind_is_unknown(void **state)

@@ -1,4 +1,5 @@
-/* The fault sweep: one representative workload (every allocation kind, frees, copies both ways
+/* The fault sweep: one representative workload (every allocation kind, elastic memory where the
+ * simulated device has a virtual-memory group, frees, copies both ways
  * with staged pageable copies, copy_batch, declarations under a budget, prefetch, advice,
  * registration, kernels, range and device queries, the clock, streams with async alloc/free
  * that are forgotten, used again and destroyed, pool trim), run once clean to count each
@@ -47,6 +48,9 @@ struct outcome {
 
 /* Device bytes still allocated at the end of the clean run; the children inherit it. */
 static uint64_t clean_device_used = UINT64_MAX;
+/* Whether the simulated device has a virtual-memory group (elastic memory), asked once before
+ * the clean run; the children inherit it. */
+static int elastic_supported = 0;
 
 static void violation(struct outcome *o, const char *format, const char *a, const char *b)
 {
@@ -160,6 +164,20 @@ static void workload(tidal_context *ctx, struct outcome *o)
         step(o, "copy_batch", tidal_copy_batch(ctx, items, 16, NULL));
     }
 
+    /* Elastic memory: offload with a copy, a copy out of the offloaded home, restore, discard
+     * keeping the chunks, restore from them, and the free (below) of a resident allocation. */
+    void *elastic = NULL;
+    if (elastic_supported)
+        elastic = alloc_kind(ctx, o, "elastic", TIDAL_KIND_ELASTIC, 6 * MIB, 0);
+    if (elastic != NULL) {
+        step(o, "offload", tidal_offload(ctx, "elastic", 0, NULL, NULL));
+        step(o, "copy elastic->pageable", tidal_copy(ctx, host_b, elastic, 1 * MIB));
+        step(o, "restore", tidal_restore(ctx, "elastic", 0, NULL, NULL));
+        step(o, "offload range, discard",
+             tidal_offload_range(ctx, elastic, 1, TIDAL_OFFLOAD_DISCARD | TIDAL_OFFLOAD_KEEP_PHYSICAL, NULL, NULL));
+        step(o, "restore range", tidal_restore_range(ctx, elastic, 1, 0, NULL, NULL));
+    }
+
     /* Advice and prefetch of managed memory. */
     if (managed != NULL) {
         step(o, "advise", tidal_advise(ctx, managed, 4 * MIB, TIDAL_ADVICE_PREFERRED_DEVICE, 0));
@@ -251,6 +269,7 @@ static void workload(tidal_context *ctx, struct outcome *o)
     release(ctx, o, "free pinned", &pinned);
     release(ctx, o, "free pageable", &pageable);
     release(ctx, o, "free auto", &automatic);
+    release(ctx, o, "free elastic", &elastic);
     uint64_t released = 0;
     step(o, "pool trim", tidal_pool_trim(ctx, &released));
 
@@ -421,6 +440,16 @@ int main(void)
     harness_isolate_environment();
     char *dir = harness_temp_dir();
     char *counts = harness_format("%s/calls", dir);
+
+    tidal_context *probe = harness_context(kConfig);
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_ELASTIC;
+    void *p = NULL;
+    elastic_supported = tidal_alloc(probe, 1, &desc, &p) == TIDAL_OK;
+    if (elastic_supported)
+        tidal_free(probe, p);
+    tidal_context_destroy(probe);
+    printf("elastic memory: %s\n", elastic_supported ? "swept" : "not supported by the simulated device, left out");
 
     int failed_steps = 0;
     int rc = run_case(NULL, 0, counts, &failed_steps, &clean_device_used);

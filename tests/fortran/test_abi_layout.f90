@@ -181,6 +181,7 @@ program test_abi_layout
   call constant_is('TIDAL_KIND_PAGEABLE', TIDAL_KIND_PAGEABLE)
   call constant_is('TIDAL_KIND_DEVICE_FINE', TIDAL_KIND_DEVICE_FINE)
   call constant_is('TIDAL_KIND_MANAGED_COARSE', TIDAL_KIND_MANAGED_COARSE)
+  call constant_is('TIDAL_KIND_ELASTIC', TIDAL_KIND_ELASTIC)
   call constant_is('TIDAL_KIND_COUNT', TIDAL_KIND_COUNT)
   call constant_is('TIDAL_HINT_READ_MOSTLY', TIDAL_HINT_READ_MOSTLY)
   call constant_is('TIDAL_HINT_HOST_READ', TIDAL_HINT_HOST_READ)
@@ -228,6 +229,11 @@ program test_abi_layout
   call constant_is('TIDAL_ACCESS_READ_WRITE', TIDAL_ACCESS_READ_WRITE)
   call constant_is('TIDAL_DECLARE_LOOKAHEAD', TIDAL_DECLARE_LOOKAHEAD)
   call constant_is('TIDAL_DECLARE_FLAGS_ALL', TIDAL_DECLARE_FLAGS_ALL)
+  call constant_is('TIDAL_OFFLOAD_DISCARD', TIDAL_OFFLOAD_DISCARD)
+  call constant_is('TIDAL_OFFLOAD_KEEP_PHYSICAL', TIDAL_OFFLOAD_KEEP_PHYSICAL)
+  call constant_is('TIDAL_OFFLOAD_FLAGS_ALL', TIDAL_OFFLOAD_FLAGS_ALL)
+  call constant_is('TIDAL_RESTORE_READ_ONLY', TIDAL_RESTORE_READ_ONLY)
+  call constant_is('TIDAL_RESTORE_FLAGS_ALL', TIDAL_RESTORE_FLAGS_ALL)
   call expect(TIDAL_VERSION_STRING == c_string(c_version_string()), &
               'TIDAL_VERSION_STRING is the header''s ("' // c_string(c_version_string()) // '")')
 

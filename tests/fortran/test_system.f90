@@ -113,6 +113,7 @@ contains
     call expect(tidal_kind_string(TIDAL_KIND_MANAGED) == 'managed', 'kind string of MANAGED')
     call expect(tidal_kind_string(TIDAL_KIND_MANAGED_COARSE) == 'managed-coarse', &
                 'kind string of MANAGED_COARSE')
+    call expect(tidal_kind_string(TIDAL_KIND_ELASTIC) == 'elastic', 'kind string of ELASTIC')
     call expect(tidal_kind_string(99) == 'unknown', 'kind string of an unknown kind')
     call expect(tidal_version() == TIDAL_VERSION_STRING, 'library and modules have one version')
     ! The subroutine forms give the same text as the functions.

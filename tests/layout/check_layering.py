@@ -23,6 +23,7 @@ LAYERS = [
     ["runtime", "policy"],              # both load plugins; neither knows the other
     ["pool"],                           # over the runtime
     ["copy", "migration", "validation"],
+    ["elastic"],                        # elastic memory: chunks over the runtime's vmm group, moved by copy/
 ]
 
 # Includes outside core/ that any folder may use.

@@ -21,6 +21,7 @@ STRUCTS = {
     "tidal_check": _native.Check,
     "tidal_system_info": _native.SystemInfo,
     "tidal_device_info": _native.DeviceInfo,
+    "tidal_elastic_result": _native.ElasticResult,
 }
 
 # Header prefix -> the Python enum holding those constants (the prefix stripped).
@@ -43,6 +44,9 @@ UNMIRRORED = {
     "TIDAL_VERSION_MAJOR", "TIDAL_VERSION_MINOR", "TIDAL_VERSION_PATCH", "TIDAL_VERSION_NUMBER",
     "TIDAL_ABI_VERSION",            # tidal.version_number() reads the library's
     "TIDAL_DECLARE_FLAGS_ALL",      # Context.declare takes lookahead=, not raw flags
+    # Elastic memory's flags: the Python offload/restore calls come with its bindings (issue 14).
+    "TIDAL_OFFLOAD_DISCARD", "TIDAL_OFFLOAD_KEEP_PHYSICAL", "TIDAL_OFFLOAD_FLAGS_ALL",
+    "TIDAL_RESTORE_READ_ONLY", "TIDAL_RESTORE_FLAGS_ALL",
 }
 
 

@@ -19,7 +19,7 @@ DEVICE_DEFAULT = -1
 DEVICE_HOST = -2
 LOCATION_NONE = -3
 TAG_MAX = 64
-KIND_COUNT = 7
+KIND_COUNT = 8
 
 c_status = ctypes.c_int  # tidal_status, a C enum
 c_enum = ctypes.c_int    # tidal_kind, tidal_xnack, tidal_coherency, tidal_check_kind
@@ -49,6 +49,9 @@ class PointerInfo(ctypes.Structure):
         ("alignment", ctypes.c_size_t),
         ("tag", ctypes.c_char * TAG_MAX),
         ("placed_by", ctypes.c_char * 32),
+        ("resident_bytes", ctypes.c_uint64),
+        ("offloaded_bytes", ctypes.c_uint64),
+        ("discarded_bytes", ctypes.c_uint64),
     ]
 
 
@@ -75,6 +78,9 @@ class RangeInfo(ctypes.Structure):
         ("preferred_location", ctypes.c_int32),
         ("read_mostly", ctypes.c_int32),
         ("coherency", c_enum),
+        ("resident_bytes", ctypes.c_uint64),
+        ("offloaded_bytes", ctypes.c_uint64),
+        ("discarded_bytes", ctypes.c_uint64),
     ]
 
 
@@ -113,6 +119,25 @@ class MigrationStats(ctypes.Structure):
         ("evicted_bytes", ctypes.c_uint64),
         ("dropped_bytes", ctypes.c_uint64),
         ("budget_refusals", ctypes.c_uint64),
+        ("elastic_offloads", ctypes.c_uint64),
+        ("elastic_restores", ctypes.c_uint64),
+        ("elastic_copied_out", ctypes.c_uint64),
+        ("elastic_copied_in", ctypes.c_uint64),
+        ("elastic_discarded", ctypes.c_uint64),
+    ]
+
+
+class ElasticResult(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("allocations", ctypes.c_uint64),
+        ("copied_bytes", ctypes.c_uint64),
+        ("discarded_bytes", ctypes.c_uint64),
+        ("released_bytes", ctypes.c_uint64),
+        ("pooled_bytes", ctypes.c_uint64),
+        ("mapped_bytes", ctypes.c_uint64),
+        ("home_seconds", ctypes.c_double),
+        ("move_seconds", ctypes.c_double),
     ]
 
 
@@ -197,6 +222,10 @@ PROTOTYPES = {
     "tidal_budget_set": (c_status, [_ctx, ctypes.c_int32, ctypes.c_uint64]),
     "tidal_migration_stats_get": (c_status, [_ctx, ctypes.c_int32, _P(MigrationStats)]),
     "tidal_clock": (c_status, [_ctx, _P(ctypes.c_double)]),
+    "tidal_offload": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_uint32, _vp, _P(ElasticResult)]),
+    "tidal_offload_range": (c_status, [_ctx, _vp, ctypes.c_size_t, ctypes.c_uint32, _vp, _P(ElasticResult)]),
+    "tidal_restore": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_uint32, _vp, _P(ElasticResult)]),
+    "tidal_restore_range": (c_status, [_ctx, _vp, ctypes.c_size_t, ctypes.c_uint32, _vp, _P(ElasticResult)]),
     "tidal_stream_create": (c_status, [_ctx, ctypes.c_int32, _P(_vp)]),
     "tidal_stream_destroy": (c_status, [_ctx, _vp]),
     "tidal_stream_forget": (c_status, [_ctx, _vp]),
@@ -217,6 +246,7 @@ PROTOTYPES = {
 NEWER_FUNCTIONS = frozenset({
     "tidal_alloc_async", "tidal_free_async", "tidal_advise", "tidal_declare",
     "tidal_budget_set", "tidal_migration_stats_get", "tidal_clock", "tidal_copy_batch",
+    "tidal_offload", "tidal_offload_range", "tidal_restore", "tidal_restore_range",
 })
 
 

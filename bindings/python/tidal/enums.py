@@ -13,6 +13,7 @@ class Kind(enum.IntEnum):
     PAGEABLE = 4
     DEVICE_FINE = 5
     MANAGED_COARSE = 6
+    ELASTIC = 7
 
     @property
     def label(self) -> str:
