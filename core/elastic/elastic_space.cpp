@@ -38,15 +38,18 @@ ElasticSpace::~ElasticSpace()
     for (const auto &streams : streams_)
         for (void *s : streams)
             if (s)
-                runtime_.ops().stream_destroy(runtime_.instance(), s);
+                runtime_.stream_destroy_noexcept(s);
 }
 
 double ElasticSpace::now() const
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    double seconds = 0;
-    if (ops.clock && ops.clock(runtime_.instance(), &seconds) == 0)
-        return seconds;
+    if (runtime_.supports(RuntimeOp::clock)) {
+        try {
+            return runtime_.clock();
+        } catch (const Error &) {
+            // The host's clock below: a timing figure is no reason to fail an offload.
+        }
+    }
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -179,8 +182,8 @@ void ElasticSpace::release(void *base) noexcept
         return;
     ElasticAllocation &a = *it->second;
     // The contract unmaps only what no queued work touches any more.
-    if (runtime_.ops().device_synchronize)
-        if (int rc = runtime_.ops().device_synchronize(runtime_.instance(), a.device); rc != 0)
+    if (runtime_.supports(RuntimeOp::device_synchronize))
+        if (int rc = runtime_.device_synchronize_noexcept(a.device); rc != 0)
             log_error(fmt::format("waiting for device {} before freeing elastic memory at {} failed: {} ({})", a.device,
                                   base, runtime_.native_name(rc), rc));
     std::unique_ptr<ElasticAllocation> owned = std::move(it->second);
@@ -241,20 +244,20 @@ const std::vector<void *> &ElasticSpace::copy_streams(int32_t device)
     std::vector<void *> &streams = streams_.at(static_cast<size_t>(device));
     if (!streams.empty())
         return streams;
-    const tidal_rt_ops &ops = runtime_.ops();
-    if (!ops.stream_create || !ops.stream_synchronize) {
+    if (!runtime_.supports(RuntimeOp::stream_create) || !runtime_.supports(RuntimeOp::stream_synchronize)) {
         streams.push_back(nullptr); // the runtime's default stream, one copy at a time
         return streams;
     }
     std::vector<void *> made;
     for (uint32_t i = 0; i < std::max<uint32_t>(1, settings_.copy_streams); ++i) {
-        void *s = nullptr;
-        if (int rc = ops.stream_create(runtime_.instance(), device, &s); rc != 0) {
+        try {
+            made.push_back(runtime_.stream_create(
+                device, [&] { return fmt::format("creating elastic memory's copy streams on device {}", device); }));
+        } catch (...) {
             for (void *m : made)
-                ops.stream_destroy(runtime_.instance(), m);
-            runtime_.check(rc, fmt::format("creating elastic memory's copy streams on device {}", device));
+                runtime_.stream_destroy_noexcept(m);
+            throw;
         }
-        made.push_back(s);
     }
     streams = std::move(made);
     return streams;
@@ -265,20 +268,17 @@ void ElasticSpace::synchronize(const std::vector<void *> &streams, size_t used)
     int first = 0;
     for (size_t i = 0; i < std::min(used, streams.size()); ++i)
         if (streams[i])
-            if (int rc = runtime_.ops().stream_synchronize(runtime_.instance(), streams[i]); rc != 0 && first == 0)
+            if (int rc = runtime_.stream_synchronize_noexcept(streams[i]); rc != 0 && first == 0)
                 first = rc;
     runtime_.check(first, "waiting for elastic memory's copies");
 }
 
 void ElasticSpace::wait_before_offload(void *stream, int32_t device)
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    if (stream || !ops.device_synchronize)
-        runtime_.check(ops.stream_synchronize(runtime_.instance(), stream),
-                       "waiting for the work queued on the stream before offloading");
+    if (stream || !runtime_.supports(RuntimeOp::device_synchronize))
+        runtime_.stream_synchronize(stream, "waiting for the work queued on the stream before offloading");
     else
-        runtime_.check(ops.device_synchronize(runtime_.instance(), device),
-                       [&] { return fmt::format("waiting for device {} before offloading", device); });
+        runtime_.device_synchronize(device, [&] { return fmt::format("waiting for device {} before offloading", device); });
 }
 
 void ElasticSpace::ensure_home(ElasticAllocation &a, tidal_elastic_result &out)
@@ -310,10 +310,9 @@ void ElasticSpace::offload_chunks(ElasticAllocation &a, size_t first, size_t las
         try {
             for (size_t i : to_copy) {
                 const Chunk &c = a.chunks[i];
-                runtime_.check(runtime_.ops().memcpy(runtime_.instance(), a.home->data() + c.offset, a.base + c.offset,
-                                                     c.size, streams[issued % streams.size()]),
-                               [&] { return fmt::format("copying {} bytes of elastic memory at {} to its host home", c.size,
-                                                        static_cast<void *>(a.base + c.offset)); });
+                runtime_.memcpy(a.home->data() + c.offset, a.base + c.offset, c.size, streams[issued % streams.size()],
+                                [&] { return fmt::format("copying {} bytes of elastic memory at {} to its host home", c.size,
+                                                         static_cast<void *>(a.base + c.offset)); });
                 ++issued;
             }
         } catch (...) {
@@ -366,7 +365,6 @@ void ElasticSpace::restore_chunks(ElasticAllocation &a, size_t first, size_t las
             made.push_back({i, nullptr, false, false});
     if (made.empty())
         return;
-    const tidal_rt_ops &ops = runtime_.ops();
     const std::vector<void *> *streams = nullptr;
     size_t issued = 0;
     try {
@@ -387,9 +385,9 @@ void ElasticSpace::restore_chunks(ElasticAllocation &a, size_t first, size_t las
             if (c.state != ChunkState::offloaded)
                 continue;
             void *s = stream ? stream : (*streams)[issued % streams->size()];
-            runtime_.check(ops.memcpy(runtime_.instance(), a.base + c.offset, a.home->data() + c.offset, c.size, s),
-                           [&] { return fmt::format("copying {} bytes of elastic memory at {} back from its host home",
-                                                    c.size, static_cast<void *>(a.base + c.offset)); });
+            runtime_.memcpy(a.base + c.offset, a.home->data() + c.offset, c.size, s,
+                            [&] { return fmt::format("copying {} bytes of elastic memory at {} back from its host home",
+                                                     c.size, static_cast<void *>(a.base + c.offset)); });
             ++issued;
         }
         if (streams)
@@ -397,7 +395,7 @@ void ElasticSpace::restore_chunks(ElasticAllocation &a, size_t first, size_t las
     } catch (...) {
         // Nothing of this allocation is left half-mapped: its chunks stay where they were.
         if (stream)
-            ops.stream_synchronize(runtime_.instance(), stream);
+            runtime_.stream_synchronize_noexcept(stream);
         else if (streams)
             try {
                 synchronize(*streams, issued);

@@ -20,15 +20,16 @@ namespace {
 
 HostHome::HostHome(Runtime &runtime, size_t size) : runtime_(runtime), size_(size)
 {
-    const tidal_rt_ops &ops = runtime_.ops();
-    if (ops.host_register && ops.host_unregister) {
+    if (runtime_.supports(RuntimeOp::host_register) && runtime_.supports(RuntimeOp::host_unregister)) {
         const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
         data_ = static_cast<char *>(std::aligned_alloc(page, (size + page - 1) / page * page));
         if (!data_)
             no_home(size, "the host has no memory left");
-        if (int rc = ops.host_register(runtime_.instance(), data_, size); rc != 0) {
+        try {
+            runtime_.host_register(data_, size, "registering the host home");
+        } catch (const Error &e) {
             std::free(data_);
-            no_home(size, fmt::format("registering it failed with {} ({})", runtime_.native_name(rc), rc));
+            no_home(size, e.what());
         }
         registered_ = true;
         return;
@@ -43,7 +44,7 @@ HostHome::HostHome(Runtime &runtime, size_t size) : runtime_(runtime), size_(siz
 HostHome::~HostHome()
 {
     if (registered_) {
-        if (int rc = runtime_.ops().host_unregister(runtime_.instance(), data_); rc != 0)
+        if (int rc = runtime_.host_unregister_noexcept(data_); rc != 0)
             log_error(fmt::format("unregistering the {}-byte host home at {} failed: {} ({})", size_,
                                   static_cast<void *>(data_), runtime_.native_name(rc), rc));
         std::free(data_);

@@ -355,6 +355,11 @@ void Runtime::device_synchronize(int32_t device, CallDescription what)
     check(RuntimeOp::device_synchronize, ops_->device_synchronize(instance_, device), what);
 }
 
+int Runtime::device_synchronize_noexcept(int32_t device) noexcept
+{
+    return supports(RuntimeOp::device_synchronize) ? ops_->device_synchronize(instance_, device) : kNativeNotSupported;
+}
+
 void *Runtime::event_create(int32_t device, CallDescription what)
 {
     require(RuntimeOp::event_create);

@@ -156,6 +156,7 @@ public:
     void stream_synchronize(void *stream, CallDescription what = {});
     int stream_synchronize_noexcept(void *stream) noexcept;
     void device_synchronize(int32_t device, CallDescription what = {});
+    int device_synchronize_noexcept(int32_t device) noexcept;
     void *event_create(int32_t device, CallDescription what = {});
     int event_destroy(void *event) noexcept;
     void event_record(void *event, void *stream, CallDescription what = {});
