@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config_loader.h"
+#include "config/settings_describer.h"
 #include "copy/copy_engine.h"
 #include "elastic/elastic_space.h"
 #include "registry/allocation_registry.h"
@@ -571,5 +572,26 @@ TEST_CASE("elastic: every virtual-memory call failing in turn gives a status and
         CHECK(fake.chunks.empty());
         CHECK(fake.reservations.empty());
         CHECK(fake.registered.empty());
+    }
+}
+
+TEST_CASE("elastic: [elastic] keys are checked like every other and described")
+{
+    const Settings s = ConfigLoader::from_string("[elastic]\nhome = \"eager\"\nchunk_size = \"8MiB\"\ncopy_streams = 2\n");
+    CHECK(s.elastic.eager_home);
+    CHECK(s.elastic.chunk_size == 8 * kKiB * kKiB);
+    CHECK(s.elastic.copy_streams == 2);
+    const std::string text = describe_settings(s);
+    CHECK(text.find("[elastic]\nhome = \"eager\"") != std::string::npos);
+    for (const char *bad : {"[elastic]\nhomes = \"lazy\"\n", "[elastic]\nhome = \"sometimes\"\n",
+                            "[elastic]\nchunk_size = \"1KiB\"\n", "[elastic]\ncopy_streams = 0\n"}) {
+        CAPTURE(bad);
+        try {
+            ConfigLoader::from_string(bad);
+            FAIL("accepted");
+        } catch (const Error &e) {
+            CHECK(e.status() == TIDAL_ERROR_CONFIG);
+            CHECK(std::string(e.what()).find("elastic") != std::string::npos);
+        }
     }
 }
