@@ -30,7 +30,7 @@ std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r) const
     return spans;
 }
 
-void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const
+tidal_prefetch_request MigrationPlanner::request(const DeclaredRange &r, bool lookahead) const
 {
     tidal_prefetch_request req{};
     req.struct_size = sizeof(req);
@@ -45,7 +45,12 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
     req.advice = r.owner.advice;
     req.chunk_size = chunk_;
     req.system = system_;
-    const PrefetchDecision decision = chain_.plan_prefetch(req);
+    return req;
+}
+
+void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const
+{
+    const PrefetchDecision decision = chain_.plan_prefetch(request(r, lookahead));
     if (decision.plan.action == TIDAL_PREFETCH_SKIP)
         return;
     for (const UnitSpan &u : units(r)) {

@@ -100,6 +100,8 @@ public:
     // The units [r.ptr, r.ptr + r.size) touches, in address order (none for an empty range).
     std::vector<UnitSpan> units(const DeclaredRange &r) const;
 
+    // What the chain's plan_prefetch is asked about a declared range.
+    tidal_prefetch_request request(const DeclaredRange &r, bool lookahead) const;
     // Adds a declared device range to `plan` as the chain's plan_prefetch decides (skip:
     // nothing). `r` must outlive `plan`. Throws the chain's TIDAL_ERROR_PLUGIN.
     void add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const;

@@ -234,6 +234,30 @@ TEST_CASE("migration planner: the chain's plan decides skip, call size and advic
     }
 }
 
+TEST_CASE("migration planner: the chain is asked about the range as declared, lookahead included")
+{
+    Fixture f;
+    AllocationRecord a = allocation(kBase, 40 * kMiB, TIDAL_HINT_READ_MOSTLY);
+    a.advice = TIDAL_ADVICE_ACCESSED_BY_DEVICE;
+    a.device = 1;
+    const DeclaredRange r = range(a, 3 * kMiB, 5 * kMiB, 0, TIDAL_ACCESS_WRITE);
+    for (bool lookahead : {false, true}) {
+        const tidal_prefetch_request req = f.planner.request(r, lookahead);
+        CHECK(req.struct_size == sizeof req);
+        CHECK(req.ptr == r.ptr);
+        CHECK(req.size == 5 * kMiB);
+        CHECK(req.device == 0);
+        CHECK(req.mode == TIDAL_ACCESS_WRITE);
+        CHECK(req.lookahead == (lookahead ? 1 : 0));
+        CHECK(req.kind == TIDAL_KIND_MANAGED);
+        CHECK(req.alloc_device == 1);
+        CHECK(req.hints == TIDAL_HINT_READ_MOSTLY);
+        CHECK(req.advice == TIDAL_ADVICE_ACCESSED_BY_DEVICE);
+        CHECK(req.chunk_size == kChunk);
+        CHECK(req.system == &f.system.system);
+    }
+}
+
 TEST_CASE("migration planner: an explicit prefetch names every unit of its range")
 {
     Fixture f;
