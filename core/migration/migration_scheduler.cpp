@@ -50,7 +50,8 @@ MigrationWorker::Range span(const void *ptr, size_t size)
 MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, const PolicyChain &chain,
                                        const tidal_policy_system *system, const MigrationSettings &settings,
                                        bool threaded)
-    : runtime_(runtime), events_(events), chain_(chain), system_(system), settings_(settings), threaded_(threaded)
+    : runtime_(runtime), events_(events), settings_(settings), threaded_(threaded),
+      planner_(chain, system, settings_.chunk_size)
 {
     devices_.resize(static_cast<size_t>(std::max(runtime.device_count(), 0)));
     for (DeviceState &d : devices_) {
@@ -153,82 +154,48 @@ void MigrationScheduler::close_phase(void *stream, StreamPhases &phases, int32_t
     phases.lookahead.clear();
 }
 
-std::vector<MigrationScheduler::Need> MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
+MigrationPlanner::Residency MigrationScheduler::residency() const
 {
-    std::vector<Need> needs;
-    std::unordered_map<uintptr_t, size_t> seen; // unit start -> index in needs
-    const uint64_t chunk = settings_.chunk_size;
+    return [this](uintptr_t start, int32_t d) {
+        auto it = units_.find(start);
+        return it != units_.end() && it->second.device == d;
+    };
+}
+
+std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
+{
+    std::vector<ResidentUnit> resident;
+    for (const auto &[start, u] : units_)
+        if (u.device == d)
+            resident.push_back(ResidentUnit{start, u.size, u.protect > 0, u.last_use, u.uses, u.mode, u.hints,
+                                            u.advice, u.tag.c_str()});
+    return resident;
+}
+
+DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
+{
+    DeclarationPlan plan;
+    const MigrationPlanner::Residency resident = residency();
     for (const DeclaredRange &r : ranges) {
         if (r.device == TIDAL_DEVICE_HOST)
             continue;
-        DeviceState &ds = device(r.device);
-        ++ds.stats.declared_ranges;
-        tidal_prefetch_request req{};
-        req.struct_size = sizeof(req);
-        req.ptr = r.ptr;
-        req.size = r.size;
-        req.device = r.device;
-        req.mode = r.mode;
-        req.lookahead = lookahead ? 1 : 0;
-        req.kind = r.owner.kind;
-        req.alloc_device = r.owner.device;
-        req.hints = r.owner.hints;
-        req.advice = r.owner.advice;
-        req.chunk_size = chunk;
-        req.system = system_;
-        const PrefetchDecision decision = chain_.plan_prefetch(req);
-        if (decision.plan.action == TIDAL_PREFETCH_SKIP)
-            continue;
-        const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
-        const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
-        for (uint64_t i = lo / chunk; i * chunk < hi; ++i) {
-            const uintptr_t start = base + i * chunk;
-            const size_t size = static_cast<size_t>(std::min<uint64_t>(chunk, r.owner.size - i * chunk));
-            if (auto s = seen.find(start); s != seen.end()) {
-                needs[s->second].advice_set |= decision.plan.advice_set;
-                continue;
-            }
-            auto it = units_.find(start);
-            const bool resident = it != units_.end() && it->second.device == r.device;
-            seen.emplace(start, needs.size());
-            needs.push_back(Need{start, size, &r, decision.plan.chunk_size, decision.plan.advice_set, !resident});
-        }
+        ++device(r.device).stats.declared_ranges; // validates the index
+        planner_.add(plan, r, lookahead, resident);
     }
-    return needs;
+    return plan;
 }
 
-void MigrationScheduler::make_room(int32_t d, uint64_t incoming, const std::vector<uintptr_t> &keep)
+void MigrationScheduler::make_room(const DevicePlan &plan)
 {
+    const int32_t d = plan.device;
     DeviceState &ds = device(d);
+    const std::vector<uintptr_t> keep = plan.keep();
     for (;;) {
-        if (ds.budget == 0 || ds.resident + incoming <= ds.budget)
+        if (MigrationPlanner::excess(ds.budget, ds.resident, plan.incoming) == 0)
             return;
-        const uint64_t need = ds.resident + incoming - ds.budget;
-        std::vector<uintptr_t> starts;
-        std::vector<tidal_resident_range> candidates;
-        uint64_t available = 0, protected_bytes = 0;
-        for (auto &[start, u] : units_) {
-            if (u.device != d)
-                continue;
-            if (u.protect > 0 || std::binary_search(keep.begin(), keep.end(), start)) {
-                protected_bytes += u.size;
-                continue;
-            }
-            tidal_resident_range c{};
-            c.struct_size = sizeof(c);
-            c.ptr = reinterpret_cast<const void *>(start);
-            c.size = u.size;
-            c.last_use = u.last_use;
-            c.uses = u.uses;
-            c.mode = u.mode;
-            c.hints = u.hints;
-            c.advice = u.advice;
-            c.tag = u.tag.c_str();
-            candidates.push_back(c);
-            starts.push_back(start);
-            available += u.size;
-        }
-        if (available < need) {
+        const EvictionPlan room =
+            planner_.make_room(d, ds.budget, ds.resident, plan.incoming, keep, resident_units(d), clock_);
+        if (room.short_of_candidates()) {
             bool any_closing = false;
             for (auto &[stream, phases] : phases_)
                 any_closing = any_closing || !phases.closing.empty();
@@ -240,35 +207,30 @@ void MigrationScheduler::make_room(int32_t d, uint64_t incoming, const std::vect
             throw Error(TIDAL_ERROR_BUDGET_EXCEEDED,
                         fmt::format("device {} cannot take {} more bytes under its budget of {}: {} bytes are resident, "
                                     "{} of them protected by work in flight or lookahead, and only {} can be evicted",
-                                    d, incoming, ds.budget, ds.resident, protected_bytes, available),
+                                    d, plan.incoming, ds.budget, ds.resident, room.held, room.available),
                         "raise the budget ([migration] budget or tidal_budget_set), declare less per phase, or end "
                         "phases (tidal_declare with count 0) once their work is queued");
         }
-        tidal_evict_request req{};
-        req.struct_size = sizeof(req);
-        req.device = d;
-        req.budget = ds.budget;
-        req.resident = ds.resident;
-        req.need = need;
-        req.now = clock_;
-        req.candidates = candidates.data();
-        req.candidate_count = candidates.size();
-        req.system = system_;
-        const char *who = "core";
-        const std::vector<size_t> order = chain_.evict(req, &who);
-        uint64_t freed = 0;
-        for (size_t i = 0; i < order.size() && freed < need; ++i) {
-            Unit &u = units_.at(starts[order[i]]);
-            freed += u.size;
-            evict_unit(starts[order[i]], u);
-        }
-        if (freed < need)
-            throw Error(TIDAL_ERROR_PLUGIN,
-                        fmt::format("policy '{}' chose ranges of {} bytes to evict on device {}, {} were needed", who,
-                                    freed, d, need),
-                        "an eviction plan must name candidates until `need` bytes are covered");
+        for (uintptr_t start : room.victims)
+            evict_unit(start, units_.at(start));
+        MigrationPlanner::require_covered(room, d);
         return;
     }
+}
+
+void MigrationScheduler::queue_prefetch(std::vector<Step> &steps, const void *ptr, size_t size, int32_t location,
+                                        void *ms, int32_t d, const char *what)
+{
+    steps.push_back({span(ptr, size), [this, ptr, size, location, ms, d, what] {
+        runtime_.prefetch(ptr, size, location, ms, [&] { return fmt::format(fmt::runtime(what), size, ptr, d); });
+    }});
+}
+
+void MigrationScheduler::leave_device(Unit &u) noexcept
+{
+    devices_[static_cast<size_t>(u.device)].resident -= u.size;
+    u.device = -1;
+    u.ready.reset();
 }
 
 void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
@@ -299,17 +261,12 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
         }});
         ds.stats.dropped_bytes += size;
     } else {
-        steps.push_back({span(ptr, size), [this, ptr, size, d, ms] {
-            runtime_.prefetch(ptr, size, TIDAL_RT_LOCATION_HOST, ms,
-                              [&] { return fmt::format("evicting {} bytes at {} from device {}", size, ptr, d); });
-        }});
+        queue_prefetch(steps, ptr, size, TIDAL_RT_LOCATION_HOST, ms, d, "evicting {} bytes at {} from device {}");
         ds.stats.evicted_bytes += size;
     }
     ++ds.stats.evictions;
-    ds.resident -= u.size;
-    u.device = -1;
+    leave_device(u);
     u.mode = 0;
-    u.ready.reset();
 }
 
 MigrationScheduler::Unit &MigrationScheduler::adopt(uintptr_t start, size_t size, const DeclaredRange &range)
@@ -418,9 +375,11 @@ void MigrationScheduler::wait_for(const std::shared_ptr<Batch> &batch)
         batch->worker->wait(batch->seq);
 }
 
-std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::move_in(int32_t d, std::vector<Need> &needs)
+std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queue(DevicePlan &plan)
 {
+    const int32_t d = plan.device;
     DeviceState &ds = device(d);
+    std::vector<Need> &needs = plan.needs;
     std::sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.start < b.start; });
     // Runs of adjacent units of one allocation become one runtime call each (up to the plan's
     // call limit): fewer, larger prefetches run closer to the bus rate.
@@ -453,11 +412,8 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::move
             apply_advice(u, needs[k].start, needs[k].advice_set);
             moved.push_back(&u);
         }
-        const void *ptr = reinterpret_cast<const void *>(needs[i].start);
-        ds.steps.push_back({span(ptr, bytes), [this, ptr, bytes, d, ms] {
-            runtime_.prefetch(ptr, bytes, d, ms,
-                              [&] { return fmt::format("migrating {} bytes at {} to device {}", bytes, ptr, d); });
-        }});
+        queue_prefetch(ds.steps, reinterpret_cast<const void *>(needs[i].start), bytes, d, ms, d,
+                       "migrating {} bytes at {} to device {}");
         ++ds.stats.migration_calls;
         ds.stats.migrated_bytes += bytes;
         i = j;
@@ -484,29 +440,11 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::move
     return waits;
 }
 
-void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> &ranges, bool lookahead)
+// Work on the host: what tidal put on a device goes back first.
+std::vector<std::shared_ptr<MigrationScheduler::Batch>>
+MigrationScheduler::bring_home(const std::vector<DeclaredRange> &ranges)
 {
-    std::lock_guard lock(mutex_);
-    // Whatever is queued when this returns -- normally or by an error after evictions were
-    // booked -- goes to the workers, so the bookkeeping and the device never disagree.
-    struct Submit {
-        MigrationScheduler &s;
-        ~Submit() { s.submit_steps(); }
-    } submit_on_exit{*this};
-    ++clock_;
-    reap_closing(false);
-    StreamPhases &phases = phases_[stream];
-    int32_t event_device = 0;
-    for (const DeclaredRange &r : ranges)
-        if (r.device >= 0) {
-            event_device = r.device;
-            break;
-        }
-    if (!lookahead)
-        close_phase(stream, phases, event_device);
-
     std::vector<std::shared_ptr<Batch>> waits;
-    // Work on the host: bring what tidal put on a device back first.
     for (const DeclaredRange &r : ranges) {
         if (r.device != TIDAL_DEVICE_HOST)
             continue;
@@ -518,51 +456,17 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
                 continue;
             const int32_t from = u.device;
             void *ms = migration_stream(from);
-            const void *ptr = reinterpret_cast<const void *>(it->first);
-            const size_t size = u.size;
-            devices_[static_cast<size_t>(from)].steps.push_back({span(ptr, size), [this, ptr, size, ms] {
-                runtime_.prefetch(ptr, size, TIDAL_RT_LOCATION_HOST, ms,
-                                  "moving a range declared for the host back from its device");
-            }});
-            devices_[static_cast<size_t>(from)].resident -= size;
-            u.device = -1;
-            u.ready.reset();
+            queue_prefetch(devices_[static_cast<size_t>(from)].steps, reinterpret_cast<const void *>(it->first), u.size,
+                           TIDAL_RT_LOCATION_HOST, ms, from, "moving a range declared for the host back from its device");
+            leave_device(u);
             waits.push_back(record_batch(from, ms));
         }
     }
+    return waits;
+}
 
-    std::vector<Need> needs = plan(ranges, lookahead);
-    // Per device: check the budget for all of it before anything moves, then move.
-    std::vector<int32_t> devices;
-    for (const Need &n : needs)
-        if (std::find(devices.begin(), devices.end(), n.range->device) == devices.end())
-            devices.push_back(n.range->device);
-    std::vector<std::vector<Need>> per_device(devices.size());
-    for (const Need &n : needs)
-        per_device[static_cast<size_t>(std::find(devices.begin(), devices.end(), n.range->device) - devices.begin())]
-            .push_back(n);
-    for (size_t i = 0; i < devices.size(); ++i) {
-        uint64_t incoming = 0;
-        std::vector<uintptr_t> keep;
-        for (const Need &n : per_device[i]) {
-            if (n.move)
-                incoming += n.size;
-            keep.push_back(n.start);
-        }
-        std::sort(keep.begin(), keep.end());
-        make_room(devices[i], incoming, keep);
-    }
-    std::vector<UnitRef> &target = lookahead ? phases.lookahead : phases.current;
-    for (size_t i = 0; i < devices.size(); ++i) {
-        for (auto &b : move_in(devices[i], per_device[i]))
-            if (std::find(waits.begin(), waits.end(), b) == waits.end())
-                waits.push_back(b);
-        for (const Need &n : per_device[i]) {
-            Unit &u = units_.at(n.start);
-            ++u.protect;
-            target.push_back(UnitRef{n.start, u.id});
-        }
-    }
+void MigrationScheduler::publish(void *stream, const std::vector<std::shared_ptr<Batch>> &waits, bool lookahead)
+{
     submit_steps();
     if (lookahead)
         return; // the stream's next plain declaration waits for these
@@ -572,6 +476,56 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
         wait_for(b);
         runtime_.stream_wait_event(stream, b->event, "ordering the caller's stream after tidal's migrations");
     }
+}
+
+// Shared by declarations and explicit prefetches: one at a time, each a tick of the clock that
+// first releases the phases whose work has finished. Whatever is queued when it ends --
+// normally or by an error after evictions were booked -- goes to the workers, so the
+// bookkeeping and the device never disagree.
+struct MigrationScheduler::Call {
+    std::lock_guard<std::mutex> lock;
+    struct Submit {
+        MigrationScheduler &s;
+        ~Submit() { s.submit_steps(); }
+    } submit_on_exit;
+
+    explicit Call(MigrationScheduler &s) : lock(s.mutex_), submit_on_exit{s}
+    {
+        ++s.clock_;
+        s.reap_closing(false);
+    }
+};
+
+void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> &ranges, bool lookahead)
+{
+    Call call(*this);
+    StreamPhases &phases = phases_[stream];
+    if (!lookahead) {
+        int32_t event_device = 0;
+        for (const DeclaredRange &r : ranges)
+            if (r.device >= 0) {
+                event_device = r.device;
+                break;
+            }
+        close_phase(stream, phases, event_device);
+    }
+    std::vector<std::shared_ptr<Batch>> waits = bring_home(ranges);
+    DeclarationPlan planned = plan(ranges, lookahead);
+    // Every device's budget holds for all of it before anything moves.
+    for (const DevicePlan &p : planned.devices)
+        make_room(p);
+    std::vector<UnitRef> &held = lookahead ? phases.lookahead : phases.current;
+    for (DevicePlan &p : planned.devices) {
+        for (auto &b : queue(p))
+            if (std::find(waits.begin(), waits.end(), b) == waits.end())
+                waits.push_back(b);
+        for (const Need &n : p.needs) {
+            Unit &u = units_.at(n.start);
+            ++u.protect;
+            held.push_back(UnitRef{n.start, u.id});
+        }
+    }
+    publish(stream, waits, lookahead);
 }
 
 void MigrationScheduler::end_phase(void *stream)
@@ -605,77 +559,67 @@ void MigrationScheduler::end_stream(void *stream)
         phases_.erase(it);
 }
 
-void MigrationScheduler::prefetch(const DeclaredRange &r)
+// Queued moves of the range (lookahead) go first; jobs on other ranges go on: every job
+// touches whole units, so one on a unit this call updates touches the range.
+void MigrationScheduler::order_after_moves_of(const DeclaredRange &r)
 {
-    std::lock_guard lock(mutex_);
-    struct Submit {
-        MigrationScheduler &s;
-        ~Submit() { s.submit_steps(); }
-    } submit_on_exit{*this};
-    ++clock_;
-    reap_closing(false);
-    const int32_t location = r.device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : r.device;
-    const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
-    const uint64_t chunk = settings_.chunk_size;
-    const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
-    // Queued moves of this range (lookahead) go first; then one call for exactly the range,
-    // issued here and waited for, as a hand-written program would. Jobs on other ranges go on:
-    // every job touches whole units, so one on a unit this call updates touches the range.
     wait_for_jobs_on(span(r.ptr, r.size));
     // Issued is not done: those moves run on migration streams, which do not order with the
-    // default stream this call uses, so it also waits on the events recorded after them (one
-    // wait per batch; a completed one costs the runtime nothing, and the simulated device,
-    // whose queries always say complete, needs the wait to start the call after the move).
+    // default stream an explicit prefetch uses, so it also waits on the events recorded after
+    // them (one wait per batch; a completed one costs the runtime nothing, and the simulated
+    // device, whose queries always say complete, needs the wait to start the call after the move).
     std::vector<std::shared_ptr<Batch>> moves;
-    for (uint64_t i = lo / chunk; i * chunk < hi; ++i)
-        if (auto it = units_.find(base + i * chunk); it != units_.end() && it->second.ready &&
-                                                     std::find(moves.begin(), moves.end(), it->second.ready) == moves.end())
+    for (const UnitSpan &s : planner_.units(r))
+        if (auto it = units_.find(s.start); it != units_.end() && it->second.ready &&
+                                            std::find(moves.begin(), moves.end(), it->second.ready) == moves.end())
             moves.push_back(it->second.ready);
     for (const auto &b : moves) {
         wait_for(b);
         runtime_.stream_wait_event(nullptr, b->event, "ordering an explicit prefetch after tidal's migrations of the range");
     }
+}
+
+// Evictions booked for an explicit prefetch run before it: the budget holds at every moment.
+void MigrationScheduler::flush_evictions(DeviceState &ds)
+{
+    if (ds.steps.empty() && ds.evict_steps.empty())
+        return;
+    submit_steps();
+    if (ds.evictor)
+        ds.evictor->drain();
+    ds.worker->drain();
+    for (void *s : ds.streams)
+        runtime_.stream_synchronize(s, "waiting for evictions");
+}
+
+// One call for exactly the range, issued here and waited for, as a hand-written program would.
+void MigrationScheduler::prefetch(const DeclaredRange &r)
+{
+    Call call(*this);
+    order_after_moves_of(r);
     auto issue = [&] {
+        const int32_t location = r.device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : r.device;
         auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
         runtime_.prefetch(r.ptr, r.size, location, nullptr, what);
         runtime_.stream_synchronize(nullptr, what);
     };
     if (r.device == TIDAL_DEVICE_HOST) {
         issue();
-        for (uint64_t i = lo / chunk; i * chunk < hi; ++i)
-            if (auto it = units_.find(base + i * chunk); it != units_.end() && it->second.device >= 0) {
-                devices_[static_cast<size_t>(it->second.device)].resident -= it->second.size;
-                it->second.device = -1;
-                it->second.ready.reset();
-            }
+        for (const UnitSpan &s : planner_.units(r))
+            if (auto it = units_.find(s.start); it != units_.end() && it->second.device >= 0)
+                leave_device(it->second);
         return;
     }
     DeviceState &ds = device(r.device);
-    uint64_t incoming = 0;
-    std::vector<uintptr_t> keep;
-    for (uint64_t i = lo / chunk; i * chunk < hi; ++i) {
-        const uintptr_t start = base + i * chunk;
-        keep.push_back(start);
-        auto it = units_.find(start);
-        if (it == units_.end() || it->second.device != r.device)
-            incoming += std::min<uint64_t>(chunk, r.owner.size - i * chunk);
-    }
-    make_room(r.device, incoming, keep);
-    if (!ds.steps.empty() || !ds.evict_steps.empty()) { // evictions first: the budget holds at every moment
-        submit_steps();
-        if (ds.evictor)
-            ds.evictor->drain();
-        ds.worker->drain();
-        for (void *s : ds.streams)
-            runtime_.stream_synchronize(s, "waiting for evictions");
-    }
+    const DevicePlan planned = planner_.plan_prefetch(r, residency());
+    make_room(planned);
+    flush_evictions(ds);
     issue();
     ++ds.stats.migration_calls;
-    ds.stats.migrated_bytes += incoming;
-    ds.stats.resident_hits += r.size > incoming ? r.size - incoming : 0;
-    for (uint64_t i = lo / chunk; i * chunk < hi; ++i) {
-        const uintptr_t start = base + i * chunk;
-        Unit &u = adopt(start, static_cast<size_t>(std::min<uint64_t>(chunk, r.owner.size - i * chunk)), r);
+    ds.stats.migrated_bytes += planned.incoming;
+    ds.stats.resident_hits += r.size > planned.incoming ? r.size - planned.incoming : 0;
+    for (const Need &n : planned.needs) {
+        Unit &u = adopt(n.start, n.size, r);
         u.last_use = clock_;
         ++u.uses;
         u.mode |= r.mode;

@@ -10,6 +10,15 @@
 // recorded on that stream at its next declaration has completed; lookahead units are protected
 // from the moment they are declared. Protected units are never eviction candidates.
 //
+// A declaration goes through named steps: validate (the devices) -> plan (MigrationPlanner:
+// which units move, as the chain's plan_prefetch says) -> make room (each device under its
+// budget, victims chosen by the planner with the chain's evict) -> queue (the runtime calls,
+// as steps for the device's worker) -> publish (hand the steps to the workers, order the
+// caller's stream after the moves it needs). An explicit prefetch takes the same steps but
+// issues its one call itself. Only the queue step knows how a unit moves (managed pages: a
+// prefetch, advice): a second kind of residency adds its own queue calls and leaves the
+// other steps as they are.
+//
 // Bookkeeping (residency, budgets, protection, the policy's choices) happens in the caller's
 // thread under one mutex; the runtime calls a declaration needs (evictions, advice,
 // prefetches, event records) go, in order, to the device's MigrationWorker thread, because a
@@ -30,6 +39,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "migration/migration_planner.h"
 #include "migration/migration_worker.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_record.h"
@@ -37,15 +47,6 @@
 #include "runtime/runtime.h"
 
 namespace tidal {
-
-// One declared (or prefetched) range, already checked to lie inside `owner`.
-struct DeclaredRange {
-    AllocationRecord owner;
-    const void *ptr = nullptr;
-    size_t size = 0;
-    int32_t device = 0; // index or TIDAL_DEVICE_HOST
-    uint32_t mode = TIDAL_ACCESS_READ;
-};
 
 class MigrationScheduler {
 public:
@@ -129,19 +130,11 @@ private:
         std::unique_ptr<MigrationWorker> evictor;
         std::vector<Step> evict_steps;
     };
-    // A unit this declaration needs on a device, and what to do about it.
-    struct Need {
-        uintptr_t start;
-        size_t size;
-        const DeclaredRange *range;
-        uint64_t call_limit; // bytes per runtime call, 0 = no limit
-        uint32_t advice_set;
-        bool move;           // false: already resident there
-    };
-
+    // Holds the lock for one declaration or prefetch, and shares their prologue and epilogue.
+    struct Call;
     DeviceState &device(int32_t d);
     // Hands the steps gathered for each device to its worker; batches made for them learn the
-    // job that records their event. Returns nothing to wait for; see move_in.
+    // job that records their event. Returns nothing to wait for; see queue.
     void submit_steps();
     void wait_for(const std::shared_ptr<Batch> &batch);
     // Waits until no worker has a job queued or running on `range` (explicit prefetch, free).
@@ -154,22 +147,35 @@ private:
     void close_phase(void *stream, StreamPhases &phases, int32_t device);
     // Closes the stream's current phase (if it has one), with its event on the device of its first unit.
     void close_current(void *stream);
-    std::vector<Need> plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
-    // Makes room for `incoming` more bytes on `d`, excluding `keep` (units of this call).
-    void make_room(int32_t d, uint64_t incoming, const std::vector<uintptr_t> &keep);
+    // The steps of a declaration (see the top of this file).
+    std::vector<std::shared_ptr<Batch>> bring_home(const std::vector<DeclaredRange> &ranges);
+    DeclarationPlan plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
+    void make_room(const DevicePlan &plan);
+    // Queues the plan's moves; returns the batches its needs depend on that are not known complete.
+    std::vector<std::shared_ptr<Batch>> queue(DevicePlan &plan);
+    void publish(void *stream, const std::vector<std::shared_ptr<Batch>> &waits, bool lookahead);
+    // The steps of an explicit prefetch that a declaration does not take.
+    void order_after_moves_of(const DeclaredRange &range);
+    void flush_evictions(DeviceState &ds);
+
+    MigrationPlanner::Residency residency() const;
+    std::vector<ResidentUnit> resident_units(int32_t d) const;
+    // One runtime prefetch of [ptr, ptr + size) to `location` on migration stream `ms`, for a
+    // worker; `what` formats the error's description from (size, ptr, d).
+    void queue_prefetch(std::vector<Step> &steps, const void *ptr, size_t size, int32_t location, void *ms,
+                        int32_t d, const char *what);
     // `freed`: the unit's allocation is being freed (its contents need not survive, its advice is gone).
     void evict_unit(uintptr_t start, Unit &u, bool freed = false);
-    // Queues the moves; returns the batches `needs` depend on that are not known complete.
-    std::vector<std::shared_ptr<Batch>> move_in(int32_t d, std::vector<Need> &needs);
+    // Bookkeeping: the unit is no longer tidal's on its device.
+    void leave_device(Unit &u) noexcept;
     Unit &adopt(uintptr_t start, size_t size, const DeclaredRange &range);
     void apply_advice(Unit &u, uintptr_t start, uint32_t bits);
 
     Runtime &runtime_;
     EventPool &events_;
-    const PolicyChain &chain_;
-    const tidal_policy_system *system_;
     MigrationSettings settings_;
     bool threaded_;
+    MigrationPlanner planner_;
 
     mutable std::mutex mutex_;
     std::map<uintptr_t, Unit> units_; // by start address

@@ -1,0 +1,145 @@
+#include "migration/migration_planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "status/error.h"
+
+namespace tidal {
+
+std::vector<uintptr_t> DevicePlan::keep() const
+{
+    std::vector<uintptr_t> starts;
+    starts.reserve(needs.size());
+    for (const Need &n : needs)
+        starts.push_back(n.start);
+    std::sort(starts.begin(), starts.end());
+    return starts;
+}
+
+std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r) const
+{
+    std::vector<UnitSpan> spans;
+    if (r.size == 0)
+        return spans;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
+    const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
+    for (uint64_t i = lo / chunk_; i * chunk_ < hi; ++i)
+        spans.push_back({base + i * chunk_, static_cast<size_t>(std::min<uint64_t>(chunk_, r.owner.size - i * chunk_))});
+    return spans;
+}
+
+tidal_prefetch_request MigrationPlanner::request(const DeclaredRange &r, bool lookahead) const
+{
+    tidal_prefetch_request req{};
+    req.struct_size = sizeof(req);
+    req.ptr = r.ptr;
+    req.size = r.size;
+    req.device = r.device;
+    req.mode = r.mode;
+    req.lookahead = lookahead ? 1 : 0;
+    req.kind = r.owner.kind;
+    req.alloc_device = r.owner.device;
+    req.hints = r.owner.hints;
+    req.advice = r.owner.advice;
+    req.chunk_size = chunk_;
+    req.system = system_;
+    return req;
+}
+
+void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const
+{
+    const PrefetchDecision decision = chain_.plan_prefetch(request(r, lookahead));
+    if (decision.plan.action == TIDAL_PREFETCH_SKIP)
+        return;
+    for (const UnitSpan &u : units(r)) {
+        if (auto s = plan.seen.find(u.start); s != plan.seen.end()) {
+            plan.devices[s->second.first].needs[s->second.second].advice_set |= decision.plan.advice_set;
+            continue;
+        }
+        auto d = std::find_if(plan.devices.begin(), plan.devices.end(),
+                              [&](const DevicePlan &p) { return p.device == r.device; });
+        if (d == plan.devices.end()) {
+            plan.devices.push_back(DevicePlan{r.device, {}, 0});
+            d = plan.devices.end() - 1;
+        }
+        const bool move = !resident(u.start, r.device);
+        plan.seen.emplace(u.start, std::pair{static_cast<size_t>(d - plan.devices.begin()), d->needs.size()});
+        d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move});
+        d->incoming += move ? u.size : 0;
+    }
+}
+
+DevicePlan MigrationPlanner::plan_prefetch(const DeclaredRange &r, const Residency &resident) const
+{
+    DevicePlan plan{r.device, {}, 0};
+    for (const UnitSpan &u : units(r)) {
+        const bool move = !resident(u.start, r.device);
+        plan.needs.push_back(Need{u.start, u.size, &r, 0, 0, move});
+        plan.incoming += move ? u.size : 0;
+    }
+    return plan;
+}
+
+EvictionPlan MigrationPlanner::make_room(int32_t device, uint64_t budget, uint64_t resident, uint64_t incoming,
+                                         const std::vector<uintptr_t> &keep, const std::vector<ResidentUnit> &units,
+                                         uint64_t now) const
+{
+    EvictionPlan plan;
+    plan.need = excess(budget, resident, incoming);
+    if (plan.need == 0)
+        return plan;
+    std::vector<uintptr_t> starts;
+    std::vector<size_t> sizes;
+    std::vector<tidal_resident_range> candidates;
+    for (const ResidentUnit &u : units) {
+        if (u.held || std::binary_search(keep.begin(), keep.end(), u.start)) {
+            plan.held += u.size;
+            continue;
+        }
+        tidal_resident_range c{};
+        c.struct_size = sizeof(c);
+        c.ptr = reinterpret_cast<const void *>(u.start);
+        c.size = u.size;
+        c.last_use = u.last_use;
+        c.uses = u.uses;
+        c.mode = u.mode;
+        c.hints = u.hints;
+        c.advice = u.advice;
+        c.tag = u.tag;
+        candidates.push_back(c);
+        starts.push_back(u.start);
+        sizes.push_back(u.size);
+        plan.available += u.size;
+    }
+    if (plan.short_of_candidates())
+        return plan;
+    tidal_evict_request req{};
+    req.struct_size = sizeof(req);
+    req.device = device;
+    req.budget = budget;
+    req.resident = resident;
+    req.need = plan.need;
+    req.now = now;
+    req.candidates = candidates.data();
+    req.candidate_count = candidates.size();
+    req.system = system_;
+    const std::vector<size_t> order = chain_.evict(req, &plan.chosen_by);
+    for (size_t i = 0; i < order.size() && plan.freed < plan.need; ++i) {
+        plan.victims.push_back(starts[order[i]]);
+        plan.freed += sizes[order[i]];
+    }
+    return plan;
+}
+
+void MigrationPlanner::require_covered(const EvictionPlan &plan, int32_t device)
+{
+    if (plan.freed < plan.need)
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("policy '{}' chose ranges of {} bytes to evict on device {}, {} were needed",
+                                plan.chosen_by, plan.freed, device, plan.need),
+                    "an eviction plan must name candidates until `need` bytes are covered");
+}
+
+} // namespace tidal

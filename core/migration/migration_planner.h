@@ -1,0 +1,132 @@
+// The scheduler's planning step, on its own: which units a declaration or an explicit
+// prefetch needs on which device, and which resident units a device gives up when it would
+// exceed its budget. It asks the policy chain and reads residency through a question ("is
+// this unit resident on that device?"), and touches no runtime, no lock and no state of its
+// own, so that it can be tested without a device (tests/unit/test_migration_planner.cpp).
+//
+// A unit is a [migration] chunk_size window aligned to its allocation's start (the last one
+// of an allocation may be shorter). The planner does not care what kind of residency a unit
+// has (managed pages today): moving units is the scheduler's queue step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "policy/policy_chain.h"
+#include "registry/allocation_record.h"
+
+namespace tidal {
+
+// One declared (or prefetched) range, already checked to lie inside `owner`.
+struct DeclaredRange {
+    AllocationRecord owner;
+    const void *ptr = nullptr;
+    size_t size = 0;
+    int32_t device = 0; // index or TIDAL_DEVICE_HOST
+    uint32_t mode = TIDAL_ACCESS_READ;
+};
+
+struct UnitSpan {
+    uintptr_t start;
+    size_t size;
+};
+
+// A unit a call needs on a device, and what to do about it.
+struct Need {
+    uintptr_t start;
+    size_t size;
+    const DeclaredRange *range; // the first range of the call that named it
+    uint64_t call_limit;        // bytes per runtime call, 0 = no limit
+    uint32_t advice_set;        // what the plans of every range naming it asked for
+    bool move;                  // false: already resident there
+};
+
+// What one call needs on one device.
+struct DevicePlan {
+    int32_t device = 0;
+    std::vector<Need> needs; // in the order the ranges named them
+    uint64_t incoming = 0;   // bytes of the needs that move
+    // Every need's start, sorted: what making room for this call must not evict.
+    std::vector<uintptr_t> keep() const;
+};
+
+// A declaration's plans, device by device in the order their first unit was named. A unit
+// named twice is needed once, where it was first named, with both plans' advice.
+struct DeclarationPlan {
+    std::vector<DevicePlan> devices;
+    std::unordered_map<uintptr_t, std::pair<size_t, size_t>> seen; // unit start -> (device, need)
+};
+
+// A unit resident on the device that has to make room, as eviction sees it.
+struct ResidentUnit {
+    uintptr_t start = 0;
+    size_t size = 0;
+    bool held = false; // protected by a stream's phase or a lookahead
+    uint64_t last_use = 0;
+    uint64_t uses = 0;
+    uint32_t mode = 0;
+    uint32_t hints = 0;
+    uint32_t advice = 0;
+    const char *tag = "";
+};
+
+// Making room for `incoming` bytes on a device.
+struct EvictionPlan {
+    uint64_t need = 0;              // bytes over the budget; 0: it fits, nothing to do
+    uint64_t available = 0;         // bytes eviction may take (resident, neither held nor kept)
+    uint64_t held = 0;              // resident bytes held or needed by the call itself
+    std::vector<uintptr_t> victims; // the chain's choice in its order, until `need` is covered
+    uint64_t freed = 0;             // the victims' bytes
+    const char *chosen_by = "core";
+    // Too little may be evicted: the chain was not asked (wait for work to finish, or refuse).
+    bool short_of_candidates() const noexcept { return available < need; }
+};
+
+class MigrationPlanner {
+public:
+    // Whether tidal made the unit at `start` resident on `device`.
+    using Residency = std::function<bool(uintptr_t start, int32_t device)>;
+
+    // `chain` and `system` must outlive the planner; `chunk_size` > 0.
+    MigrationPlanner(const PolicyChain &chain, const tidal_policy_system *system, uint64_t chunk_size)
+        : chain_(chain), system_(system), chunk_(chunk_size)
+    {
+    }
+
+    uint64_t chunk_size() const noexcept { return chunk_; }
+    // The units [r.ptr, r.ptr + r.size) touches, in address order (none for an empty range).
+    std::vector<UnitSpan> units(const DeclaredRange &r) const;
+
+    // What the chain's plan_prefetch is asked about a declared range.
+    tidal_prefetch_request request(const DeclaredRange &r, bool lookahead) const;
+    // Adds a declared device range to `plan` as the chain's plan_prefetch decides (skip:
+    // nothing). `r` must outlive `plan`. Throws the chain's TIDAL_ERROR_PLUGIN.
+    void add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const;
+    // An explicit prefetch to a device: every unit of the range, no plan asked. `r` must
+    // outlive the result.
+    DevicePlan plan_prefetch(const DeclaredRange &r, const Residency &resident) const;
+
+    // Bytes by which `incoming` more would put a device over `budget` (0 = no budget): 0 when they fit.
+    static uint64_t excess(uint64_t budget, uint64_t resident, uint64_t incoming) noexcept
+    {
+        return budget == 0 || resident + incoming <= budget ? 0 : resident + incoming - budget;
+    }
+    // What leaves `device` (holding `resident` bytes of `units`, under `budget`, 0 = none) so
+    // that `incoming` more fit; `keep` (sorted) are the call's own units. Asks the chain's
+    // evict only when enough may be evicted. Throws the chain's TIDAL_ERROR_PLUGIN.
+    EvictionPlan make_room(int32_t device, uint64_t budget, uint64_t resident, uint64_t incoming,
+                           const std::vector<uintptr_t> &keep, const std::vector<ResidentUnit> &units,
+                           uint64_t now) const;
+    // The chain chose too little: TIDAL_ERROR_PLUGIN naming the policy.
+    static void require_covered(const EvictionPlan &plan, int32_t device);
+
+private:
+    const PolicyChain &chain_;
+    const tidal_policy_system *system_;
+    uint64_t chunk_;
+};
+
+} // namespace tidal
