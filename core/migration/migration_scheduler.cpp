@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 
 #include "log/logger.h"
 #include "status/error.h"
@@ -486,7 +487,22 @@ struct MigrationScheduler::Call {
     std::lock_guard<std::mutex> lock;
     struct Submit {
         MigrationScheduler &s;
-        ~Submit() { s.submit_steps(); }
+        int unwinding = std::uncaught_exceptions();
+        // submit_steps() rethrows a worker's earlier failure. A destructor is noexcept unless
+        // it says otherwise, and a throw from one would end the process: the failure goes to
+        // the caller as a status, except while another exception is already on its way out
+        // (that one is the status; the steps are still submitted).
+        ~Submit() noexcept(false)
+        {
+            if (std::uncaught_exceptions() > unwinding) {
+                try {
+                    s.submit_steps();
+                } catch (...) {
+                }
+                return;
+            }
+            s.submit_steps();
+        }
     } submit_on_exit;
 
     explicit Call(MigrationScheduler &s) : lock(s.mutex_), submit_on_exit{s}
