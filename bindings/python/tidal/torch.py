@@ -263,7 +263,6 @@ def empty_cache() -> int:
     return _require().context.pool_trim()
 
 
-
 # ----------------------------------------------------------------------------- elastic memory
 _scopes = _torch_scope.ScopeStack()
 
