@@ -36,7 +36,7 @@ module tidal
                      tidal_system_info_get, tidal_system_info, tidal_device_info_get, &
                      tidal_device_info, tidal_config_describe, tidal_status_name, &
                      tidal_status_string, tidal_kind_name, tidal_access, &
-                     tidal_migration_stats, tidal_copy_item, &
+                     tidal_migration_stats, tidal_copy_item, tidal_elastic_result, &
                      c_tidal_version_string => tidal_version_string
   use tidal_base, only: tidal_ctx, tidal_from_c, tidal_fail, tidal_has_context, &
                         tidal_c_string, tidal_f_string, tidal_f_chars, tidal_array_span, &
@@ -47,11 +47,12 @@ module tidal
   public :: tidal_ctx, tidal_array_info, tidal_range, tidal_system, tidal_device
   ! The C structs themselves (module tidal_c's bind(C) types, the same entities): the
   ! procedures below fill in struct_size.
-  public :: tidal_access, tidal_migration_stats, tidal_copy_item
+  public :: tidal_access, tidal_migration_stats, tidal_copy_item, tidal_elastic_result
   public :: tidal_init, tidal_finalize, tidal_allocate, tidal_deallocate, tidal_prefetch, &
             tidal_query, tidal_query_range, tidal_advise, tidal_access_of, tidal_declare, &
             tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
             tidal_copy_item_of, tidal_copy_batch, &
+            tidal_offload, tidal_offload_range, tidal_restore, tidal_restore_range, &
             tidal_get_system, tidal_get_device, &
             tidal_config_text, tidal_status_message, tidal_last_error_message, &
             tidal_get_status_message, tidal_get_last_error, tidal_kind_string, tidal_version
@@ -98,6 +99,10 @@ module tidal
      character(len=:), allocatable :: tag     ! "" when untagged
      character(len=:), allocatable :: placed_by ! the policy that decided, or "core"
      type(c_ptr) :: base = c_null_ptr         ! the allocation's first byte
+     ! Elastic memory (0 for other kinds), in bytes of whole chunks:
+     integer(int64) :: resident_bytes = 0     ! mapped on the device
+     integer(int64) :: offloaded_bytes = 0    ! not mapped; the contents are in the host home
+     integer(int64) :: discarded_bytes = 0    ! not mapped; the contents were dropped
   end type tidal_array_info
 
   !> The device runtime's own view of a managed range (tidal_query_range).
@@ -106,6 +111,10 @@ module tidal
      integer :: preferred_location = TIDAL_LOCATION_NONE     ! device, HOST or LOCATION_NONE
      logical :: read_mostly = .false.
      integer :: coherency = TIDAL_COHERENCY_UNKNOWN
+     ! Elastic memory (0 for managed memory): bytes of the chunks the array touches.
+     integer(int64) :: resident_bytes = 0
+     integer(int64) :: offloaded_bytes = 0
+     integer(int64) :: discarded_bytes = 0
   end type tidal_range
 
   !> tidal_budget_set(ctx, device, bytes, status): bytes as int64 or default integer.
@@ -224,10 +233,14 @@ contains
     call tidal_f_chars(raw%tag, info%tag)
     call tidal_f_chars(raw%placed_by, info%placed_by)
     info%base = raw%base
+    info%resident_bytes = raw%resident_bytes
+    info%offloaded_bytes = raw%offloaded_bytes
+    info%discarded_bytes = raw%discarded_bytes
   end subroutine tidal_query
 
-  !> The device runtime's own view of the managed memory `array` covers.
-  !! NOT_SUPPORTED for memory that is not managed.
+  !> The device runtime's own view of the managed memory `array` covers; for elastic memory,
+  !! the resident, offloaded and discarded bytes of the chunks it touches (the locations stay
+  !! TIDAL_LOCATION_NONE). NOT_SUPPORTED for memory that is neither managed nor elastic.
   subroutine tidal_query_range(ctx, array, range, status)
     type(tidal_ctx), intent(in) :: ctx
     type(*), dimension(..), intent(in) :: array
@@ -245,6 +258,9 @@ contains
     range%preferred_location = raw%preferred_location
     range%read_mostly = raw%read_mostly /= 0
     range%coherency = raw%coherency
+    range%resident_bytes = raw%resident_bytes
+    range%offloaded_bytes = raw%offloaded_bytes
+    range%discarded_bytes = raw%discarded_bytes
   end subroutine tidal_query_range
 
   ! ---- Advice, access declarations, budgets, the runtime's clock ------------------------
@@ -445,6 +461,142 @@ contains
     call tidal_from_c(c_clock(ctx%handle, value), status)
     if (status == TIDAL_OK) seconds = value
   end subroutine tidal_clock
+
+  ! ---- Elastic device memory ------------------------------------------------------------
+  ! Optional arguments of all four: flags (ior() of TIDAL_OFFLOAD_* / TIDAL_RESTORE_*,
+  ! default 0), stream (type(c_ptr); default c_null_ptr: everything, complete on return) and
+  ! result (type(tidal_elastic_result): what the call did, filled even on failure).
+
+  !> Offloads every elastic allocation whose tag matches the glob `tag` ("weights*", "*" for
+  !! all, "" for untagged ones): copies what the host homes lack (nothing with
+  !! TIDAL_OFFLOAD_DISCARD), unmaps, and gives the physical memory back (or keeps it, with
+  !! TIDAL_OFFLOAD_KEEP_PHYSICAL). Every address stays valid. A tag that matches nothing is
+  !! TIDAL_OK with nothing moved.
+  subroutine tidal_offload(ctx, tag, status, flags, stream, result)
+    use tidal_c, only: c_offload => tidal_offload
+    type(tidal_ctx), intent(in) :: ctx
+    character(len=*), intent(in) :: tag
+    integer, intent(out) :: status
+    integer, intent(in), optional :: flags
+    type(c_ptr), intent(in), optional :: stream
+    type(tidal_elastic_result), intent(out), optional :: result
+    call elastic_by_tag(c_offload, 'tidal_offload', ctx, tag, status, flags, stream, result)
+  end subroutine tidal_offload
+
+  !> Restores every elastic allocation whose tag matches the glob `tag`: maps its chunks again
+  !! and copies the offloaded ones back, at the same addresses, bit-identical. With
+  !! TIDAL_RESTORE_READ_ONLY you promise not to write it, so the next offload copies nothing.
+  !! OUT_OF_MEMORY when the device has no room (nothing of that allocation stays mapped).
+  subroutine tidal_restore(ctx, tag, status, flags, stream, result)
+    use tidal_c, only: c_restore => tidal_restore
+    type(tidal_ctx), intent(in) :: ctx
+    character(len=*), intent(in) :: tag
+    integer, intent(out) :: status
+    integer, intent(in), optional :: flags
+    type(c_ptr), intent(in), optional :: stream
+    type(tidal_elastic_result), intent(out), optional :: result
+    call elastic_by_tag(c_restore, 'tidal_restore', ctx, tag, status, flags, stream, result)
+  end subroutine tidal_restore
+
+  !> tidal_offload for the chunks `array` (any type and rank, a section too: a strided one
+  !! covers the span from its lowest to its highest element) touches, in one elastic
+  !! allocation. INVALID_ARGUMENT for memory that is not elastic.
+  subroutine tidal_offload_range(ctx, array, status, flags, stream, result)
+    use tidal_c, only: c_offload_range => tidal_offload_range
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(out) :: status
+    integer, intent(in), optional :: flags
+    type(c_ptr), intent(in), optional :: stream
+    type(tidal_elastic_result), intent(out), optional :: result
+    call elastic_by_range(c_offload_range, 'tidal_offload_range', ctx, array, status, flags, &
+                          stream, result)
+  end subroutine tidal_offload_range
+
+  !> tidal_restore for the chunks `array` touches, in one elastic allocation.
+  subroutine tidal_restore_range(ctx, array, status, flags, stream, result)
+    use tidal_c, only: c_restore_range => tidal_restore_range
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(out) :: status
+    integer, intent(in), optional :: flags
+    type(c_ptr), intent(in), optional :: stream
+    type(tidal_elastic_result), intent(out), optional :: result
+    call elastic_by_range(c_restore_range, 'tidal_restore_range', ctx, array, status, flags, &
+                          stream, result)
+  end subroutine tidal_restore_range
+
+  ! The four calls above differ only in the C function: offload and restore share their
+  ! signatures (by tag, by range).
+  subroutine elastic_by_tag(call_c, procedure, ctx, tag, status, flags, stream, result)
+    interface
+       function call_c(ctx, tag_glob, flags, stream, out) result(status) bind(C)
+         import :: c_char, c_int, c_int32_t, c_ptr, tidal_elastic_result
+         type(c_ptr), value :: ctx
+         character(kind=c_char), intent(in) :: tag_glob(*)
+         integer(c_int32_t), value :: flags
+         type(c_ptr), value :: stream
+         type(tidal_elastic_result), intent(inout) :: out
+         integer(c_int) :: status
+       end function call_c
+    end interface
+    character(len=*), intent(in) :: procedure
+    type(tidal_ctx), intent(in) :: ctx
+    character(len=*), intent(in) :: tag
+    integer, intent(out) :: status
+    integer, intent(in), optional :: flags
+    type(c_ptr), intent(in), optional :: stream
+    type(tidal_elastic_result), intent(out), optional :: result
+    type(tidal_elastic_result) :: raw
+    if (.not. tidal_has_context(ctx, procedure, status)) return
+    raw%struct_size = c_sizeof(raw)
+    call tidal_from_c(call_c(ctx%handle, tidal_c_string(trim(tag)), flags_or_0(flags), &
+                             stream_or_null(stream), raw), status)
+    if (present(result)) result = raw
+  end subroutine elastic_by_tag
+
+  subroutine elastic_by_range(call_c, procedure, ctx, array, status, flags, stream, result)
+    interface
+       function call_c(ctx, ptr, size, flags, stream, out) result(status) bind(C)
+         import :: c_int, c_int32_t, c_ptr, c_size_t, tidal_elastic_result
+         type(c_ptr), value :: ctx
+         type(c_ptr), value :: ptr
+         integer(c_size_t), value :: size
+         integer(c_int32_t), value :: flags
+         type(c_ptr), value :: stream
+         type(tidal_elastic_result), intent(inout) :: out
+         integer(c_int) :: status
+       end function call_c
+    end interface
+    character(len=*), intent(in) :: procedure
+    type(tidal_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in) :: array
+    integer, intent(out) :: status
+    integer, intent(in), optional :: flags
+    type(c_ptr), intent(in), optional :: stream
+    type(tidal_elastic_result), intent(out), optional :: result
+    type(tidal_elastic_result) :: raw
+    type(c_ptr) :: lowest
+    integer(c_size_t) :: bytes
+    if (.not. tidal_has_context(ctx, procedure, status)) return
+    if (.not. array_has_elements(array, procedure, lowest, bytes, status)) return
+    raw%struct_size = c_sizeof(raw)
+    call tidal_from_c(call_c(ctx%handle, lowest, bytes, flags_or_0(flags), &
+                             stream_or_null(stream), raw), status)
+    if (present(result)) result = raw
+  end subroutine elastic_by_range
+
+  integer(c_int32_t) function flags_or_0(flags) result(value)
+    integer, intent(in), optional :: flags
+    value = 0
+    if (present(flags)) value = int(flags, c_int32_t)
+  end function flags_or_0
+
+  type(c_ptr) function stream_or_null(stream) result(value)
+    type(c_ptr), intent(in), optional :: stream
+    value = c_null_ptr
+    if (present(stream)) value = stream
+  end function stream_or_null
 
   !> The runtime in use and how many devices it has.
   subroutine tidal_get_system(ctx, system, status)

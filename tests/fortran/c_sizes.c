@@ -21,6 +21,7 @@ size_t tidal_test_sizeof(const char *type)
     SIZE(tidal_access)
     SIZE(tidal_migration_stats)
     SIZE(tidal_copy_item)
+    SIZE(tidal_elastic_result)
     return 0;
 }
 
@@ -47,12 +48,18 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_pointer_info, alignment)
     FIELD(tidal_pointer_info, tag)
     FIELD(tidal_pointer_info, placed_by)
+    FIELD(tidal_pointer_info, resident_bytes)
+    FIELD(tidal_pointer_info, offloaded_bytes)
+    FIELD(tidal_pointer_info, discarded_bytes)
 
     FIELD(tidal_range_info, struct_size)
     FIELD(tidal_range_info, last_prefetch_location)
     FIELD(tidal_range_info, preferred_location)
     FIELD(tidal_range_info, read_mostly)
     FIELD(tidal_range_info, coherency)
+    FIELD(tidal_range_info, resident_bytes)
+    FIELD(tidal_range_info, offloaded_bytes)
+    FIELD(tidal_range_info, discarded_bytes)
 
     FIELD(tidal_check, struct_size)
     FIELD(tidal_check, kind)
@@ -110,6 +117,21 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_migration_stats, evicted_bytes)
     FIELD(tidal_migration_stats, dropped_bytes)
     FIELD(tidal_migration_stats, budget_refusals)
+    FIELD(tidal_migration_stats, elastic_offloads)
+    FIELD(tidal_migration_stats, elastic_restores)
+    FIELD(tidal_migration_stats, elastic_copied_out)
+    FIELD(tidal_migration_stats, elastic_copied_in)
+    FIELD(tidal_migration_stats, elastic_discarded)
+
+    FIELD(tidal_elastic_result, struct_size)
+    FIELD(tidal_elastic_result, allocations)
+    FIELD(tidal_elastic_result, copied_bytes)
+    FIELD(tidal_elastic_result, discarded_bytes)
+    FIELD(tidal_elastic_result, released_bytes)
+    FIELD(tidal_elastic_result, pooled_bytes)
+    FIELD(tidal_elastic_result, mapped_bytes)
+    FIELD(tidal_elastic_result, home_seconds)
+    FIELD(tidal_elastic_result, move_seconds)
     return -1;
 }
 

@@ -7,7 +7,7 @@ program test_abi_layout
   use tidal_constants
   use tidal_c, only: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
                      tidal_system_info, tidal_device_info, tidal_access, tidal_migration_stats, &
-                     tidal_copy_item
+                     tidal_copy_item, tidal_elastic_result
   use tidal_test_support, only: expect, expect_equal_int
   implicit none
 
@@ -43,6 +43,7 @@ program test_abi_layout
   type(tidal_access), target :: access
   type(tidal_migration_stats), target :: migration
   type(tidal_copy_item), target :: copy_item
+  type(tidal_elastic_result), target :: elastic
   integer :: checked = 0
 
   call size_is('tidal_alloc_desc', c_sizeof(desc))
@@ -64,6 +65,9 @@ program test_abi_layout
   call offset_is('tidal_pointer_info', 'alignment', c_loc(pointer_info), c_loc(pointer_info%alignment))
   call offset_is('tidal_pointer_info', 'tag', c_loc(pointer_info), c_loc(pointer_info%tag))
   call offset_is('tidal_pointer_info', 'placed_by', c_loc(pointer_info), c_loc(pointer_info%placed_by))
+  call offset_is('tidal_pointer_info', 'resident_bytes', c_loc(pointer_info), c_loc(pointer_info%resident_bytes))
+  call offset_is('tidal_pointer_info', 'offloaded_bytes', c_loc(pointer_info), c_loc(pointer_info%offloaded_bytes))
+  call offset_is('tidal_pointer_info', 'discarded_bytes', c_loc(pointer_info), c_loc(pointer_info%discarded_bytes))
 
   call size_is('tidal_range_info', c_sizeof(range_info))
   call offset_is('tidal_range_info', 'struct_size', c_loc(range_info), c_loc(range_info%struct_size))
@@ -73,6 +77,9 @@ program test_abi_layout
                  c_loc(range_info%preferred_location))
   call offset_is('tidal_range_info', 'read_mostly', c_loc(range_info), c_loc(range_info%read_mostly))
   call offset_is('tidal_range_info', 'coherency', c_loc(range_info), c_loc(range_info%coherency))
+  call offset_is('tidal_range_info', 'resident_bytes', c_loc(range_info), c_loc(range_info%resident_bytes))
+  call offset_is('tidal_range_info', 'offloaded_bytes', c_loc(range_info), c_loc(range_info%offloaded_bytes))
+  call offset_is('tidal_range_info', 'discarded_bytes', c_loc(range_info), c_loc(range_info%discarded_bytes))
 
   call size_is('tidal_check', c_sizeof(check))
   call offset_is('tidal_check', 'struct_size', c_loc(check), c_loc(check%struct_size))
@@ -137,6 +144,22 @@ program test_abi_layout
   call offset_is('tidal_migration_stats', 'evicted_bytes', c_loc(migration), c_loc(migration%evicted_bytes))
   call offset_is('tidal_migration_stats', 'dropped_bytes', c_loc(migration), c_loc(migration%dropped_bytes))
   call offset_is('tidal_migration_stats', 'budget_refusals', c_loc(migration), c_loc(migration%budget_refusals))
+  call offset_is('tidal_migration_stats', 'elastic_offloads', c_loc(migration), c_loc(migration%elastic_offloads))
+  call offset_is('tidal_migration_stats', 'elastic_restores', c_loc(migration), c_loc(migration%elastic_restores))
+  call offset_is('tidal_migration_stats', 'elastic_copied_out', c_loc(migration), c_loc(migration%elastic_copied_out))
+  call offset_is('tidal_migration_stats', 'elastic_copied_in', c_loc(migration), c_loc(migration%elastic_copied_in))
+  call offset_is('tidal_migration_stats', 'elastic_discarded', c_loc(migration), c_loc(migration%elastic_discarded))
+
+  call size_is('tidal_elastic_result', c_sizeof(elastic))
+  call offset_is('tidal_elastic_result', 'struct_size', c_loc(elastic), c_loc(elastic%struct_size))
+  call offset_is('tidal_elastic_result', 'allocations', c_loc(elastic), c_loc(elastic%allocations))
+  call offset_is('tidal_elastic_result', 'copied_bytes', c_loc(elastic), c_loc(elastic%copied_bytes))
+  call offset_is('tidal_elastic_result', 'discarded_bytes', c_loc(elastic), c_loc(elastic%discarded_bytes))
+  call offset_is('tidal_elastic_result', 'released_bytes', c_loc(elastic), c_loc(elastic%released_bytes))
+  call offset_is('tidal_elastic_result', 'pooled_bytes', c_loc(elastic), c_loc(elastic%pooled_bytes))
+  call offset_is('tidal_elastic_result', 'mapped_bytes', c_loc(elastic), c_loc(elastic%mapped_bytes))
+  call offset_is('tidal_elastic_result', 'home_seconds', c_loc(elastic), c_loc(elastic%home_seconds))
+  call offset_is('tidal_elastic_result', 'move_seconds', c_loc(elastic), c_loc(elastic%move_seconds))
 
   ! Default initialisation stands in for the *_INIT macros: the values they set must match.
   call expect(desc%kind == TIDAL_KIND_AUTO .and. desc%device == TIDAL_DEVICE_DEFAULT .and. &

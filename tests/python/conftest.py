@@ -9,7 +9,8 @@ import pathlib
 
 import pytest
 
-_KEEP = ("TIDAL_LIBRARY", "TIDAL_INCLUDE_DIR", "TIDAL_LOG_LEVEL", "TIDAL_CACHE_DIR")
+_KEEP = ("TIDAL_LIBRARY", "TIDAL_INCLUDE_DIR", "TIDAL_LOG_LEVEL", "TIDAL_CACHE_DIR",
+         "TIDAL_TEST_RUNTIME_DIR_FAKE")
 for _name in [n for n in os.environ if n.startswith("TIDAL_") and n not in _KEEP]:
     del os.environ[_name]
 os.environ.setdefault("TIDAL_LOG_LEVEL", "error")

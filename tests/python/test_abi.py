@@ -34,6 +34,8 @@ ENUMS = {
     "TIDAL_XNACK_": tidal.Xnack,
     "TIDAL_COHERENCY_": tidal.Coherency,
     "TIDAL_CHECK_": tidal.CheckKind,
+    "TIDAL_OFFLOAD_": tidal.Offload,
+    "TIDAL_RESTORE_": tidal.Restore,
     "TIDAL_": tidal.Status,  # TIDAL_OK, TIDAL_ERROR_*
 }
 MODULE_CONSTANTS = {"TIDAL_DEVICE_DEFAULT": tidal.DEVICE_DEFAULT, "TIDAL_DEVICE_HOST": tidal.DEVICE_HOST,
@@ -44,9 +46,6 @@ UNMIRRORED = {
     "TIDAL_VERSION_MAJOR", "TIDAL_VERSION_MINOR", "TIDAL_VERSION_PATCH", "TIDAL_VERSION_NUMBER",
     "TIDAL_ABI_VERSION",            # tidal.version_number() reads the library's
     "TIDAL_DECLARE_FLAGS_ALL",      # Context.declare takes lookahead=, not raw flags
-    # Elastic memory's flags: the Python offload/restore calls come with its bindings (issue 14).
-    "TIDAL_OFFLOAD_DISCARD", "TIDAL_OFFLOAD_KEEP_PHYSICAL", "TIDAL_OFFLOAD_FLAGS_ALL",
-    "TIDAL_RESTORE_READ_ONLY", "TIDAL_RESTORE_FLAGS_ALL",
 }
 
 

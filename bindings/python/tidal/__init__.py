@@ -12,10 +12,12 @@ tidal.TidalError, which carry tidal's detailed message. tidal.torch installs tid
 PyTorch's CUDA allocator.
 """
 from ._native import DEVICE_DEFAULT, DEVICE_HOST, KIND_COUNT, LOCATION_NONE, TAG_MAX
-from .context import (AccessRange, Allocation, CheckResult, Context, DeviceInfo, MigrationStats,
+from .context import (AccessRange, Allocation, CheckResult, Context, DeviceInfo, ElasticResult,
+                      MigrationStats,
                       PointerInfo, PoolStats, RangeInfo, SystemInfo, kind_name, library_path,
                       status_name, status_string, version, version_number)
-from .enums import Access, Advice, CheckKind, Coherency, DeviceFlag, Hint, Kind, Status, Xnack
+from .enums import (Access, Advice, CheckKind, Coherency, DeviceFlag, Hint, Kind, Offload, Restore,
+                    Status, Xnack)
 from .errors import (BudgetExceededError, BufferTooSmallError, ConfigError, DeviceRuntimeError,
                      IllegalAccessError, InternalError, InvalidArgumentError, NoDeviceError,
                      NotFoundError, NotSupportedError, OutOfMemoryError, PluginError, TidalError,
@@ -25,10 +27,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEVICE_DEFAULT", "DEVICE_HOST", "KIND_COUNT", "LOCATION_NONE", "TAG_MAX",
-    "AccessRange", "Allocation", "CheckResult", "Context", "DeviceInfo", "MigrationStats",
+    "AccessRange", "Allocation", "CheckResult", "Context", "DeviceInfo", "ElasticResult", "MigrationStats",
     "PointerInfo", "PoolStats", "RangeInfo", "SystemInfo",
     "kind_name", "library_path", "status_name", "status_string", "version", "version_number",
-    "Access", "Advice", "CheckKind", "Coherency", "DeviceFlag", "Hint", "Kind", "Status", "Xnack",
+    "Access", "Advice", "CheckKind", "Coherency", "DeviceFlag", "Hint", "Kind", "Offload", "Restore", "Status",
+    "Xnack",
     "TidalError", "InvalidArgumentError", "OutOfMemoryError", "NotSupportedError", "NoDeviceError",
     "UnknownPointerError", "ConfigError", "PluginError", "DeviceRuntimeError",
     "BudgetExceededError", "IllegalAccessError", "InternalError", "NotFoundError",

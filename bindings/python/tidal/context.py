@@ -17,8 +17,8 @@ import weakref
 
 from . import _native
 from ._native import DEVICE_DEFAULT, DEVICE_HOST, lib
-from .enums import Access, Advice, Coherency, DeviceFlag, Hint, Kind, Xnack
-from .errors import InvalidArgumentError, UnknownPointerError, error_for
+from .enums import Access, Advice, Coherency, DeviceFlag, Hint, Kind, Offload, Restore, Xnack
+from .errors import InvalidArgumentError, TidalError, UnknownPointerError, error_for
 
 
 # ----------------------------------------------------------------------------- plumbing
@@ -148,6 +148,10 @@ class PointerInfo:
     alignment: int
     tag: str
     placed_by: str       # the policy that decided, or "core"
+    # Elastic memory (0 for other kinds), in bytes of whole chunks:
+    resident_bytes: int = 0    # mapped on the device
+    offloaded_bytes: int = 0   # not mapped; the contents are in the host home
+    discarded_bytes: int = 0   # not mapped; the contents were dropped
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,6 +203,10 @@ class RangeInfo:
     preferred_location: int
     read_mostly: bool
     coherency: Coherency
+    # Elastic memory (0 for managed memory): bytes of the chunks the range touches.
+    resident_bytes: int = 0
+    offloaded_bytes: int = 0
+    discarded_bytes: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,6 +225,25 @@ class MigrationStats:
     evicted_bytes: int
     dropped_bytes: int
     budget_refusals: int
+    # Elastic memory on this device (offload / restore):
+    elastic_offloads: int = 0      # chunks unmapped
+    elastic_restores: int = 0      # chunks mapped again
+    elastic_copied_out: int = 0    # bytes copied to host homes
+    elastic_copied_in: int = 0     # bytes copied back from host homes
+    elastic_discarded: int = 0     # bytes unmapped with their contents dropped
+
+
+@dataclasses.dataclass(frozen=True)
+class ElasticResult:
+    """What one offload or restore did (tidal_elastic_result)."""
+    allocations: int       # elastic allocations the tag or range matched
+    copied_bytes: int      # copied to (offload) or from (restore) host homes
+    discarded_bytes: int   # unmapped with their contents dropped
+    released_bytes: int    # physical memory given back to the runtime (offload)
+    pooled_bytes: int      # physical memory kept in, or taken from, tidal's chunk pool
+    mapped_bytes: int      # physical memory mapped (restore)
+    home_seconds: float    # spent making host homes, on the runtime's clock
+    move_seconds: float    # the rest of the call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -575,6 +602,61 @@ class Context:
         stats = _native.new(_native.MigrationStats)
         _check(lib.tidal_migration_stats_get(self.handle, operator.index(device), ctypes.byref(stats)))
         return _fields(stats, MigrationStats)
+
+    # -- elastic memory
+    def _elastic(self, function, call, target, flags, allowed, stream) -> ElasticResult:
+        flags = operator.index(flags)
+        if flags & ~int(allowed):
+            raise _invalid(function, f"unknown flags 0x{flags & ~int(allowed):x}")
+        out = _native.new(_native.ElasticResult)
+        status = call(*target, flags, _address(stream, "stream"), ctypes.byref(out))
+        try:
+            _check(status)
+        except TidalError as e:
+            # The C call says what it did before failing (allocations offloaded before it stay so).
+            e.elastic_result = _fields(out, ElasticResult)
+            raise
+        return _fields(out, ElasticResult)
+
+    @staticmethod
+    def _glob(function, tag) -> bytes:
+        raw = tag.encode("utf-8") if isinstance(tag, str) else bytes(tag)
+        if b"\0" in raw:
+            raise _invalid(function, "the tag glob contains a NUL byte")
+        return raw
+
+    def offload(self, tag="*", flags=Offload.NONE, stream=None) -> ElasticResult:
+        """tidal_offload: takes away the device memory of every elastic allocation whose tag
+        matches the fnmatch glob `tag` ("" matches untagged ones), keeping every address valid:
+        waits for `stream` (None: all work on the devices concerned), copies to the host homes
+        what they lack, then unmaps. `flags`: Offload bits (DISCARD, KEEP_PHYSICAL). A tag that
+        matches nothing is no error (ElasticResult.allocations == 0). A failure's exception
+        carries `elastic_result`, what was done before it."""
+        glob = self._glob("tidal_offload", tag)
+        return self._elastic("tidal_offload", lib.tidal_offload, (self.handle, glob), flags,
+                             Offload.FLAGS_ALL, stream)
+
+    def offload_range(self, ptr, size=None, flags=Offload.NONE, stream=None) -> ElasticResult:
+        """tidal_offload_range: as offload, for the chunks [ptr, ptr + size) touches in one
+        elastic allocation (`size` None: to the allocation's end)."""
+        address, n = self._span("tidal_offload_range", ptr, size)
+        return self._elastic("tidal_offload_range", lib.tidal_offload_range, (self.handle, address, n),
+                             flags, Offload.FLAGS_ALL, stream)
+
+    def restore(self, tag="*", flags=Restore.NONE, stream=None) -> ElasticResult:
+        """tidal_restore: maps the elastic allocations whose tag matches `tag` again and copies
+        their offloaded chunks back, ordered on `stream` (None: complete on return): same
+        addresses, same bytes. `flags`: Restore.READ_ONLY. OutOfMemoryError when the device
+        has no room (nothing of that allocation is left mapped)."""
+        glob = self._glob("tidal_restore", tag)
+        return self._elastic("tidal_restore", lib.tidal_restore, (self.handle, glob), flags,
+                             Restore.FLAGS_ALL, stream)
+
+    def restore_range(self, ptr, size=None, flags=Restore.NONE, stream=None) -> ElasticResult:
+        """tidal_restore_range: as restore, for the chunks [ptr, ptr + size) touches."""
+        address, n = self._span("tidal_restore_range", ptr, size)
+        return self._elastic("tidal_restore_range", lib.tidal_restore_range, (self.handle, address, n),
+                             flags, Restore.FLAGS_ALL, stream)
 
     def clock(self) -> float:
         """tidal_clock: seconds on the runtime's clock (the simulated clock on the simulated

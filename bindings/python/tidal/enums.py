@@ -62,6 +62,21 @@ class Access(enum.IntFlag):
     READ_WRITE = 0x3
 
 
+class Offload(enum.IntFlag):
+    """TIDAL_OFFLOAD_*: how Context.offload / offload_range treat what they take away."""
+    NONE = 0
+    DISCARD = 0x1         # drop the contents instead of copying them (a KV cache)
+    KEEP_PHYSICAL = 0x2   # keep the physical chunks in tidal's pool instead of freeing them
+    FLAGS_ALL = 0x3
+
+
+class Restore(enum.IntFlag):
+    """TIDAL_RESTORE_*: flags of Context.restore / restore_range."""
+    NONE = 0
+    READ_ONLY = 0x1       # not written while resident: the next offload copies nothing
+    FLAGS_ALL = 0x1
+
+
 class DeviceFlag(enum.IntFlag):
     """TIDAL_DEVICE_FLAG_*: a device's capabilities (DeviceInfo.flags)."""
     NONE = 0

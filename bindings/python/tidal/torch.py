@@ -14,6 +14,16 @@ compiled on first use against the installed torch (cached in $TIDAL_CACHE_DIR or
 
 Running out of memory raises torch.OutOfMemoryError carrying tidal's message. PyTorch's own
 torch.cuda.memory_stats() does not work with a pluggable allocator: use memory_stats() here.
+
+Offload and restore by tag, every tensor keeping its data_ptr():
+
+    with tidal.torch.tag("weights"):          # elastic memory where the runtime can
+        model = MyModel().cuda()
+    tidal.torch.offload("weights")            # the device memory is free for anything else
+    tidal.torch.offload("kv", discard=True)   # drops the contents instead
+    tidal.torch.restore("weights")            # same addresses, same bytes
+
+How a scope chooses each tensor's kind is said in tidal/_torch_scope.py (and the README).
 """
 from __future__ import annotations
 
@@ -29,13 +39,13 @@ except ImportError as _e:
     raise ImportError(f"tidal.torch needs PyTorch, which could not be imported ({_e}); install "
                       "torch, or use the tidal package alone") from _e
 
-from . import _torch_build
+from . import _torch_build, _torch_scope
 from ._native import lib
-from .context import Context
-from .enums import Kind
+from .context import Context, ElasticResult
+from .enums import Kind, Offload, Restore
 
 __all__ = ["install", "is_installed", "context", "memory_stats", "reset_peak_memory_stats",
-           "empty_cache", "BuildError"]
+           "empty_cache", "tag", "offload", "restore", "BuildError"]
 
 BuildError = _torch_build.BuildError
 
@@ -92,6 +102,8 @@ def _load_shim(path: str):
     shim.tidal_torch_reset_peak.restype = ctypes.c_int
     shim.tidal_torch_shutdown.argtypes = []
     shim.tidal_torch_shutdown.restype = None
+    shim.tidal_torch_scope_set.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64]
+    shim.tidal_torch_scope_set.restype = None
     mine = lib.address_of("tidal_alloc_async")
     theirs = shim.tidal_torch_libtidal_entry()
     if mine != theirs:
@@ -250,3 +262,57 @@ def empty_cache() -> int:
     released. torch.cuda.empty_cache() cannot reach a pluggable allocator's pools."""
     return _require().context.pool_trim()
 
+
+# ----------------------------------------------------------------------------- elastic memory
+_scopes = _torch_scope.ScopeStack()
+
+
+def tag(name: str, kind=None, min_bytes: int = 0):
+    """A `with` scope whose CUDA tensors (those allocated on this thread inside it) are tagged
+    `name` for offload() and restore(). kind=None makes them elastic memory where the runtime
+    has a virtual-memory API (else the policy chain decides and they cannot be offloaded);
+    another kind ("auto", "device", "elastic"...) is used as given. Tensors smaller than
+    `min_bytes` take kind "auto" (elastic memory is rounded up to 2 MiB on CUDA). Scopes nest:
+    the innermost decides. Freeing an elastic tensor waits for its device (tidal unmaps only
+    memory no queued work uses), so scope long-lived tensors (weights, caches), not
+    activations."""
+    state = _require()
+    scope = _torch_scope.make_scope(name, kind, min_bytes)
+
+    def apply(current):
+        if current is None:
+            state.shim.tidal_torch_scope_set(None, 0, 0)
+        else:
+            state.shim.tidal_torch_scope_set(current.tag.encode("utf-8"), current.kind, current.min_bytes)
+
+    return _scopes.entered(scope, apply)
+
+
+def _stream_of(stream):
+    if stream is ...:
+        return torch.cuda.current_stream().cuda_stream
+    if isinstance(stream, torch.cuda.Stream):
+        return stream.cuda_stream
+    return stream
+
+
+def offload(tag: str, discard: bool = False, keep_physical: bool = False, stream=...) -> ElasticResult:
+    """Takes the device memory of the tensors tagged `tag` (an fnmatch glob: "layer*", "*")
+    away, keeping every data_ptr(): it waits for the work queued on `stream` (default: the
+    current stream; None: all work on the devices concerned), copies what the host homes lack
+    (nothing with discard=True), unmaps, and gives the memory back to CUDA (keep_physical=True
+    keeps it for tidal's own elastic allocations). Using such a tensor before restore() faults,
+    as an illegal memory access. Returns tidal.ElasticResult."""
+    flags = (Offload.DISCARD if discard else Offload.NONE) | (Offload.KEEP_PHYSICAL if keep_physical else Offload.NONE)
+    return _require().context.offload(tag, flags, _stream_of(stream))
+
+
+def restore(tag: str, read_only: bool = False, stream=...) -> ElasticResult:
+    """Maps the tensors tagged `tag` again and copies their contents back, ordered on `stream`
+    (default: the current stream, so the work queued after it sees them; None: complete on
+    return). Data and data_ptr() are as before the offload (discarded tensors come back with
+    undefined contents). read_only=True promises they are not written until the next offload,
+    which then copies nothing. Raises tidal.OutOfMemoryError when the device has no room
+    (nothing of that tensor's allocation is left mapped)."""
+    flags = Restore.READ_ONLY if read_only else Restore.NONE
+    return _require().context.restore(tag, flags, _stream_of(stream))

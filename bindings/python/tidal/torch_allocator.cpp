@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <sys/types.h>
 
@@ -41,6 +42,22 @@ struct alignas(64) DeviceCounters {
 };
 
 DeviceCounters g_counters[kMaxDevices];
+
+// tidal.torch.tag's scope on this thread (PyTorch allocates on the thread that creates a
+// tensor). kind is a tidal_kind, or kPreferElastic: elastic memory where the runtime has a
+// virtual-memory API, AUTO where it has not. Tensors below min_bytes take AUTO (an elastic
+// allocation is rounded up to the runtime's granularity, 2 MiB on CUDA).
+constexpr int kPreferElastic = -1;
+struct Scope {
+    bool active = false;
+    char tag[TIDAL_TAG_MAX] = {};
+    int kind = kPreferElastic;
+    uint64_t min_bytes = 0;
+};
+thread_local Scope t_scope;
+// Devices whose runtime answered NOT_SUPPORTED for elastic memory: kPreferElastic gives AUTO
+// there without asking again.
+std::atomic<bool> g_no_elastic[kMaxDevices];
 std::atomic<tidal_context *> g_context{nullptr};
 // Set once the interpreter has begun to exit (see tidal_torch_shutdown).
 std::atomic<bool> g_exiting{false};
@@ -95,6 +112,22 @@ TIDAL_TORCH_EXPORT void tidal_torch_shutdown(void)
     g_exiting.store(true, std::memory_order_release);
 }
 
+// Sets this thread's tidal.torch.tag scope: tensors allocated from here on get `tag` and
+// `kind` (a tidal_kind or -1: elastic where possible), those below min_bytes kind AUTO.
+// tag NULL ends the scope (tag "torch", kind AUTO). tidal.torch checked the tag's length.
+TIDAL_TORCH_EXPORT void tidal_torch_scope_set(const char *tag, int kind, uint64_t min_bytes)
+{
+    if (tag == nullptr) {
+        t_scope = Scope{};
+        return;
+    }
+    t_scope.active = true;
+    std::strncpy(t_scope.tag, tag, sizeof t_scope.tag - 1);
+    t_scope.tag[sizeof t_scope.tag - 1] = '\0';
+    t_scope.kind = kind;
+    t_scope.min_bytes = min_bytes;
+}
+
 // tidal_alloc_async as this file's libtidal sees it: tidal.torch compares it with the address
 // the Python package sees, to prove both use one loaded libtidal (one context, one registry).
 TIDAL_TORCH_EXPORT const void *tidal_torch_libtidal_entry(void)
@@ -117,8 +150,25 @@ TIDAL_TORCH_EXPORT void *tidal_torch_malloc(ssize_t size, int device, void *stre
     tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT; // kind AUTO: the configuration's policy decides
     desc.device = device;
     desc.tag = "torch";
+    bool prefer_elastic = false;
+    if (t_scope.active) {
+        desc.tag = t_scope.tag;
+        if (bytes >= t_scope.min_bytes) {
+            prefer_elastic = t_scope.kind == kPreferElastic;
+            if (!prefer_elastic)
+                desc.kind = static_cast<tidal_kind>(t_scope.kind);
+            else if (device < 0 || device >= kMaxDevices || !g_no_elastic[device].load(std::memory_order_relaxed))
+                desc.kind = TIDAL_KIND_ELASTIC;
+        }
+    }
     void *ptr = nullptr;
-    const tidal_status status = tidal_alloc_async(ctx, bytes, &desc, stream, &ptr);
+    tidal_status status = tidal_alloc_async(ctx, bytes, &desc, stream, &ptr);
+    if (status == TIDAL_ERROR_NOT_SUPPORTED && prefer_elastic && desc.kind == TIDAL_KIND_ELASTIC) {
+        if (device >= 0 && device < kMaxDevices)
+            g_no_elastic[device].store(true, std::memory_order_relaxed);
+        desc.kind = TIDAL_KIND_AUTO;
+        status = tidal_alloc_async(ctx, bytes, &desc, stream, &ptr);
+    }
     DeviceCounters *c = counters_of(device);
     if (status != TIDAL_OK) {
         std::string message = failure_message(status, bytes, device);
