@@ -694,6 +694,32 @@ double Context::clock() const
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+void Context::run_check(tidal_check &check)
+{
+    // A kernel (or the runtime's copy) on elastic memory that is not resident faults, and on a
+    // GPU that fault leaves the whole context unusable: refuse it first, with the status the
+    // fault would have given. (The simulated device faults such kernels too; this keeps a real
+    // GPU's context alive.)
+    for (const void *p : {static_cast<const void *>(check.target), check.source, check.source2}) {
+        if (!p)
+            continue;
+        const auto r = registry_.find(p);
+        if (!r || r->kind != TIDAL_KIND_ELASTIC)
+            continue;
+        const size_t offset = static_cast<size_t>(static_cast<const char *>(p) - static_cast<const char *>(r->base));
+        if (offset >= r->size)
+            continue;
+        const elastic::ChunkBytes b = elastic_->bytes(r->base, offset, std::min<size_t>(check.size, r->size - offset));
+        if (b.offloaded + b.discarded > 0)
+            throw Error(TIDAL_ERROR_ILLEGAL_ACCESS,
+                        fmt::format("{} is elastic memory with {} bytes offloaded and {} discarded in the range a "
+                                    "check would touch: a kernel there faults",
+                                    p, b.offloaded, b.discarded),
+                        "tidal_restore it (or tidal_restore_range) before the kernel runs");
+    }
+    checks_->run(check);
+}
+
 tidal_range_info Context::range_query(const void *ptr, size_t size) const
 {
     const AllocationRecord r = range_owner(ptr, size);

@@ -44,7 +44,7 @@ public:
     void budget_set(int32_t device, uint64_t bytes);
     tidal_migration_stats migration_stats(int32_t device) const;
     double clock() const;
-    void run_check(tidal_check &check) { checks_->run(check); }
+    void run_check(tidal_check &check);
     CopyEngine &copies() { return *copies_; }
     // tidal_copy / tidal_copy_async: through the elastic space when either end may be elastic.
     void copy(void *dst, const void *src, size_t size, void *stream);
