@@ -1,7 +1,7 @@
 #include "elastic/host_home.h"
 
 #include <fmt/format.h>
-#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -9,8 +9,6 @@
 #include "status/error.h"
 
 namespace tidal::elastic {
-
-constexpr size_t kHugePage = size_t{2} << 20;
 
 namespace {
 [[noreturn]] void no_home(size_t size, const std::string &why)
@@ -23,18 +21,14 @@ namespace {
 HostHome::HostHome(Runtime &runtime, size_t size) : runtime_(runtime), size_(size)
 {
     if (runtime_.supports(RuntimeOp::host_register) && runtime_.supports(RuntimeOp::host_unregister)) {
-        // Anonymous memory in huge pages where the kernel gives them: registering pins every
-        // page, and 2 MiB pages are 512 times fewer to fault in and pin than 4 KiB ones.
-        mapped_ = (size + kHugePage - 1) / kHugePage * kHugePage;
-        void *m = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
+        const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        data_ = static_cast<char *>(std::aligned_alloc(page, (size + page - 1) / page * page));
+        if (!data_)
             no_home(size, "the host has no memory left");
-        madvise(m, mapped_, MADV_HUGEPAGE); // a hint: without THP the home still works
-        data_ = static_cast<char *>(m);
         try {
             runtime_.host_register(data_, size, "registering the host home");
         } catch (const Error &e) {
-            munmap(data_, mapped_);
+            std::free(data_);
             no_home(size, e.what());
         }
         registered_ = true;
@@ -53,7 +47,7 @@ HostHome::~HostHome()
         if (int rc = runtime_.host_unregister_noexcept(data_); rc != 0)
             log_error(fmt::format("unregistering the {}-byte host home at {} failed: {} ({})", size_,
                                   static_cast<void *>(data_), runtime_.native_name(rc), rc));
-        munmap(data_, mapped_);
+        std::free(data_);
         return;
     }
     if (int rc = runtime_.free(TIDAL_KIND_PINNED, 0, data_, size_); rc != 0)

@@ -1,8 +1,8 @@
 // Where an elastic allocation's contents live while its chunks are not resident: pinned host
-// memory tidal owns. Anonymous memory advised into huge pages and registered with the runtime
-// where it can register (on the H200 registering cost 57 ms/GiB against cudaHostAlloc's
-// 0.5 s/GiB; 4 KiB pages registered at 0.35 s/GiB in elastic-offload), the runtime's pinned
-// allocation otherwise.
+// memory tidal owns. Page-aligned memory registered with the runtime where it can register
+// (the earlier H200 probe: registering 57 ms/GiB against cudaHostAlloc's 0.5 s/GiB; in
+// elastic-offload 16 GiB of fresh homes took 5.6 s, and advising them into huge pages first
+// made it 6.9 s, so that was not kept), the runtime's pinned allocation otherwise.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,6 @@ private:
     size_t size_;
     char *data_ = nullptr;
     bool registered_ = false; // data_ is ours, registered; otherwise the runtime's pinned memory
-    size_t mapped_ = 0;       // bytes of our mapping (size_ rounded up to a huge page)
 };
 
 } // namespace tidal::elastic
