@@ -9,6 +9,7 @@
  *   host_heavy_accessed_by = true  # host-heavy managed buffers also get accessed-by-device
  *   pinned_streaming = false       # no migration on fault: streaming host buffers become pinned
  *   elastic_under_budget = true    # no migration on fault and a device budget: elastic memory
+ *   elastic_min_size = "2MiB"      # ... for buffers of at least this size
  *
  * With migration on fault (NVIDIA with concurrent managed access, AMD xnack+, simulated
  * xnack = true) managed memory plus advice and declared prefetches is the best default. Without
@@ -37,10 +38,11 @@ typedef struct xnack_state {
     int host_heavy_accessed_by;
     int pinned_streaming;
     int elastic_under_budget;
+    uint64_t elastic_min_size; /* smaller buffers stay device memory */
 } xnack_state;
 
 static const char *const option_keys[] = {"demand_paging", "chunk_size", "host_heavy_accessed_by",
-                                          "pinned_streaming", "elastic_under_budget", NULL};
+                                          "pinned_streaming", "elastic_under_budget", "elastic_min_size", NULL};
 
 /* Reads an optional boolean; a wrong type has been recorded by the view and fails init. */
 static int read_bool(const tidal_options_api *api, const tidal_options *opts, const char *key, int *value)
@@ -58,6 +60,9 @@ static tidal_status xnack_init(const tidal_policy_init_args *args, void **state_
         return TIDAL_ERROR_OUT_OF_MEMORY;
     st->host_heavy_accessed_by = 1;
     st->elastic_under_budget = 1;
+    /* Each elastic allocation takes whole chunks of the runtime's granularity (2 MiB on the
+     * H200 and on the simulated device): a smaller buffer would waste most of one. */
+    st->elastic_min_size = (uint64_t)2 << 20;
     /* Every option is read even after a bad one, so one run reports all mistakes. */
     int ok = read_bool(api, opts, "demand_paging", &st->demand_paging);
     ok &= read_bool(api, opts, "host_heavy_accessed_by", &st->host_heavy_accessed_by);
@@ -72,6 +77,9 @@ static tidal_status xnack_init(const tidal_policy_init_args *args, void **state_
     } else if (cs != TIDAL_OK && cs != TIDAL_ERROR_NOT_FOUND) {
         ok = 0;
     }
+    tidal_status ms = api->get_size(opts, "elastic_min_size", &st->elastic_min_size);
+    if (ms != TIDAL_OK && ms != TIDAL_ERROR_NOT_FOUND)
+        ok = 0;
     if (!ok) {
         /* The core calls fini only after a successful init. */
         free(st);
@@ -153,7 +161,7 @@ static tidal_policy_verdict xnack_place(void *state, const tidal_place_request *
                       read_mostly ? "xnack+: managed, read-mostly, preferred on the device, declared prefetch"
                                   : "xnack+: managed, preferred on the device, declared prefetch");
     }
-    if (!host_heavy && st->elastic_under_budget && elastic_usable(req->system)) {
+    if (!host_heavy && st->elastic_under_budget && req->size >= st->elastic_min_size && elastic_usable(req->system)) {
         /* The budget can change at any time (tidal_budget_set): this answer must be asked again. */
         if (TIDAL_COVERS(out->struct_size, tidal_placement, flags))
             out->flags &= ~TIDAL_PLACEMENT_CACHEABLE;

@@ -341,8 +341,9 @@ static void xnack_negotiates(void **unused)
     assert_non_null(xnack.hooks.plan_prefetch);
     assert_null(xnack.hooks.recover);
     assert_null(xnack.hooks.evict); /* eviction is lru's or the core's */
-    assert_int_equal(list_length(xnack.hooks.option_keys), 5);
+    assert_int_equal(list_length(xnack.hooks.option_keys), 6);
     assert_true(contains(xnack.hooks.option_keys, "elastic_under_budget"));
+    assert_true(contains(xnack.hooks.option_keys, "elastic_min_size"));
     assert_true(contains(xnack.hooks.option_keys, "demand_paging"));
     assert_true(contains(xnack.hooks.option_keys, "chunk_size"));
     assert_true(contains(xnack.hooks.option_keys, "host_heavy_accessed_by"));
@@ -419,6 +420,8 @@ static void xnack_bad_options(void **unused)
     expect_init_fails(&xnack, pinned_double, 1, "pinned_streaming");
     const option elastic_string[] = {OPT_STRING("elastic_under_budget", "yes")};
     expect_init_fails(&xnack, elastic_string, 1, "elastic_under_budget");
+    const option min_garbage[] = {OPT_STRING("elastic_min_size", "lots")};
+    expect_init_fails(&xnack, min_garbage, 1, "elastic_min_size");
 
     /* Every mistake is reported in one run, not only the first. */
     const option two[] = {OPT_INT("demand_paging", 1), OPT_STRING("pinned_streaming", "no")};
@@ -434,7 +437,7 @@ static void xnack_good_options(void **unused)
     (void)unused;
     const option all[] = {OPT_BOOL("demand_paging", 1), OPT_STRING("chunk_size", "4MiB"),
                           OPT_BOOL("host_heavy_accessed_by", 0), OPT_BOOL("pinned_streaming", 1),
-                          OPT_BOOL("elastic_under_budget", 0)};
+                          OPT_BOOL("elastic_under_budget", 0), OPT_STRING("elastic_min_size", "64MiB")};
     xnack.hooks.fini(init_options(&xnack, all, COUNT(all)));
     const option zero[] = {OPT_INT("chunk_size", 0)};
     xnack.hooks.fini(init_options(&xnack, zero, 1));
@@ -443,13 +446,15 @@ static void xnack_good_options(void **unused)
 /* =====================================================================================
  * xnack: place
  * =================================================================================== */
+static size_t request_size = 1 * MiB; /* of every place() request */
+
 static tidal_policy_verdict place(const plugin *p, void *state, const tidal_policy_system *sys, tidal_kind kind,
                                   int32_t device, uint32_t hints, tidal_placement *out)
 {
     tidal_place_request req;
     memset(&req, 0, sizeof req);
     req.struct_size = sizeof req;
-    req.size = 1 * MiB;
+    req.size = request_size;
     req.kind = kind;
     req.device = device;
     req.hints = hints;
@@ -582,6 +587,7 @@ static void xnack_off_elastic_under_budget(void **unused)
 {
     (void)unused;
     void *st = init_default(&xnack);
+    request_size = 2 * MiB; /* elastic_min_size's default: the smallest elastic buffer */
     const tidal_policy_system *const off[] = {&sys_amd_off_vmm, &sys_sim_off_vmm};
     for (size_t s = 0; s < COUNT(off); ++s) {
         /* No budget: device memory, but the answer depends on the budget, so it is not cacheable. */
@@ -593,6 +599,10 @@ static void xnack_off_elastic_under_budget(void **unused)
         expect_placed_flags(st, off[s], 0, TIDAL_KIND_ELASTIC, 0, "xnack-, device budget: elastic");
         expect_placed_flags(st, off[s], TIDAL_HINT_READ_MOSTLY | TIDAL_HINT_DEVICE_ONLY, TIDAL_KIND_ELASTIC, 0,
                             "elastic");
+        /* Smaller buffers would waste most of a chunk: device memory, whatever the budget. */
+        request_size = 2 * MiB - 4096;
+        expect_placed_flags(st, off[s], 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device memory");
+        request_size = 2 * MiB;
         /* Host-heavy buffers: the host cannot read elastic memory; those answers stay cacheable. */
         expect_placed_flags(st, off[s], TIDAL_HINT_HOST_READ, TIDAL_KIND_MANAGED, TIDAL_PLACEMENT_CACHEABLE,
                             "xnack-: host-heavy");
@@ -618,6 +628,13 @@ static void xnack_off_elastic_under_budget(void **unused)
     st = init_options(&xnack, no_elastic, 1);
     expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device");
     xnack.hooks.fini(st);
+    const option min_size[] = {OPT_STRING("elastic_min_size", "64MiB")};
+    st = init_options(&xnack, min_size, 1);
+    expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device");
+    request_size = 64 * MiB;
+    expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_ELASTIC, 0, "elastic");
+    xnack.hooks.fini(st);
+    request_size = 1 * MiB;
     test_budgets[0] = 0;
 }
 

@@ -30,20 +30,22 @@ static tidal_context *context(int xnack, const char *budget)
     return ctx;
 }
 
-/* Allocates an AUTO buffer with `hints` on device 0 and answers the kind it got. */
-static tidal_kind placed(tidal_context *ctx, uint32_t hints)
+/* Allocates an AUTO buffer of `size` bytes with `hints` on device 0 and answers the kind it got. */
+static tidal_kind placed_sized(tidal_context *ctx, size_t size, uint32_t hints)
 {
     tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
     d.device = 0;
     d.hints = hints;
     void *p = NULL;
-    if (tidal_alloc(ctx, 4 * MIB, &d, &p) != TIDAL_OK)
+    if (tidal_alloc(ctx, size, &d, &p) != TIDAL_OK)
         fail_msg("alloc: %s", tidal_last_error());
     tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
     assert_int_equal(tidal_pointer_query(ctx, p, &info), TIDAL_OK);
     assert_int_equal(tidal_free(ctx, p), TIDAL_OK);
     return info.kind;
 }
+
+static tidal_kind placed(tidal_context *ctx, uint32_t hints) { return placed_sized(ctx, 4 * MIB, hints); }
 
 static void budget_from_the_configuration_means_elastic(void **unused)
 {
@@ -53,6 +55,8 @@ static void budget_from_the_configuration_means_elastic(void **unused)
     assert_int_equal(placed(ctx, 0), TIDAL_KIND_ELASTIC); /* asked again, same answer */
     /* Host-heavy buffers stay managed: elastic memory is device memory the host cannot read. */
     assert_int_equal(placed(ctx, TIDAL_HINT_HOST_READ), TIDAL_KIND_MANAGED);
+    /* Below [policy.xnack] elastic_min_size (2 MiB): device memory. */
+    assert_int_equal(placed_sized(ctx, 64 * 1024, 0), TIDAL_KIND_DEVICE);
     /* No budget: device memory, at once, for the same request. */
     assert_int_equal(tidal_budget_set(ctx, 0, 0), TIDAL_OK);
     assert_int_equal(placed(ctx, 0), TIDAL_KIND_DEVICE);
