@@ -96,10 +96,15 @@ Context::Context(Settings settings) : settings_(std::move(settings))
         pd.total_memory = p.total_memory;
         pd.page_size = p.page_size;
     }
-    policy_system_.struct_size = sizeof(policy_system_);
+    policy_system_.struct_size = sizeof(tidal_policy_system);
     policy_system_.runtime = runtime_->name();
     policy_system_.device_count = count;
     policy_system_.devices = policy_devices_.data();
+    policy_system_.features = runtime_->has_vmm() ? TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY : 0u;
+    policy_system_.device_budget = &Context::policy_device_budget;
+    policy_system_.budgets = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(count));
+    for (int32_t d = 0; d < count; ++d)
+        policy_system_.budgets[static_cast<size_t>(d)] = settings_.migration.budget;
     chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
     generation_ = DecisionCache::next_generation();
     pool::PoolSettings ps;
@@ -618,7 +623,19 @@ void Context::copy_batch(const tidal_copy_item *items, size_t count, void *strea
     batches_->copy(entries, stream);
 }
 
-void Context::budget_set(int32_t device, uint64_t bytes) { scheduler_->set_budget(device, bytes); }
+void Context::budget_set(int32_t device, uint64_t bytes)
+{
+    scheduler_->set_budget(device, bytes); // checks the device
+    policy_system_.budgets[static_cast<size_t>(device)] = bytes;
+}
+
+uint64_t Context::policy_device_budget(const tidal_policy_system *system, int32_t device)
+{
+    const auto *s = static_cast<const PolicySystem *>(system);
+    if (device < 0 || device >= s->device_count)
+        return 0;
+    return s->budgets[static_cast<size_t>(device)].load(std::memory_order_relaxed);
+}
 
 tidal_migration_stats Context::migration_stats(int32_t device) const
 {

@@ -99,7 +99,13 @@ private:
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;
     std::vector<tidal_policy_device> policy_devices_;
-    tidal_policy_system policy_system_{};
+    // What policies see of the system, with the budgets its device_budget reads: a copy of the
+    // scheduler's, which policy hooks called under the scheduler's lock can read too.
+    struct PolicySystem : tidal_policy_system {
+        std::unique_ptr<std::atomic<uint64_t>[]> budgets; // device_count entries
+    };
+    static uint64_t policy_device_budget(const tidal_policy_system *system, int32_t device);
+    PolicySystem policy_system_{};
     std::unique_ptr<PolicyChain> chain_;
     uint64_t generation_; // this context's key in the per-thread DecisionCache
     std::unique_ptr<EventPool> events_;    // outlives the pools' oracles and the scheduler

@@ -102,11 +102,21 @@ typedef struct tidal_policy_device {
     uint64_t page_size;
 } tidal_policy_device;
 
+/* tidal_policy_system.features */
+#define TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY 0x1u /* the runtime has a virtual-memory API:
+                                                 * TIDAL_KIND_ELASTIC can be allocated */
+
 typedef struct tidal_policy_system {
     size_t struct_size;
     const char *runtime;  /* "sim", "hip", "cuda" */
     int32_t device_count;
     const tidal_policy_device *devices; /* device_count entries */
+    /* Appended after devices (read only when struct_size covers them). */
+    uint32_t features;    /* TIDAL_POLICY_SYSTEM_* */
+    /* The device's budget now ([migration] budget, tidal_budget_set) in bytes, 0 = none; 0 for
+     * a bad index. It may change between two calls, so a placement that depends on it must
+     * not be TIDAL_PLACEMENT_CACHEABLE. Safe from any thread; never NULL when covered. */
+    uint64_t (*device_budget)(const struct tidal_policy_system *system, int32_t device);
 } tidal_policy_system;
 
 /* -------------------------------------------------------------------------------------

@@ -8,11 +8,15 @@
  *   chunk_size = 0                 # bytes per migration call; 0 = [migration] chunk_size
  *   host_heavy_accessed_by = true  # host-heavy managed buffers also get accessed-by-device
  *   pinned_streaming = false       # no migration on fault: streaming host buffers become pinned
+ *   elastic_under_budget = true    # no migration on fault and a device budget: elastic memory
+ *   elastic_min_size = "2MiB"      # ... for buffers of at least this size
  *
  * With migration on fault (NVIDIA with concurrent managed access, AMD xnack+, simulated
  * xnack = true) managed memory plus advice and declared prefetches is the best default. Without
  * it (AMD xnack-) managed memory is pinned host memory read over the bus, so buffers the GPU
  * works on go to device memory and tidal stages copies; managed stays for host-heavy buffers.
+ * There, once the device has a budget (out-of-core work), they go to elastic memory instead,
+ * where the runtime has a virtual-memory API: it moves in whole chunks at copy-engine speed.
  * Pageable memory is never chosen: a kernel touching it faults with XNACK off.
  * Only TIDAL_KIND_AUTO requests are decided: an explicit kind is the caller's decision.
  * Built from api/tidal/policy.h alone, as any third-party plugin would be.
@@ -28,10 +32,12 @@ typedef struct xnack_state {
     uint64_t chunk_size; /* 0: the core's [migration] chunk_size */
     int host_heavy_accessed_by;
     int pinned_streaming;
+    int elastic_under_budget;
+    uint64_t elastic_min_size; /* smaller buffers stay device memory */
 } xnack_state;
 
 static const char *const option_keys[] = {"demand_paging", "chunk_size", "host_heavy_accessed_by",
-                                          "pinned_streaming", NULL};
+                                          "pinned_streaming", "elastic_under_budget", "elastic_min_size", NULL};
 
 /* Reads an optional boolean; a wrong type has been recorded by the view and fails init. */
 static int read_bool(const tidal_options_api *api, const tidal_options *opts, const char *key, int *value)
@@ -48,10 +54,15 @@ static tidal_status xnack_init(const tidal_policy_init_args *args, void **state_
     if (!st)
         return TIDAL_ERROR_OUT_OF_MEMORY;
     st->host_heavy_accessed_by = 1;
+    st->elastic_under_budget = 1;
+    /* Each elastic allocation takes whole chunks of the runtime's granularity (2 MiB on the
+     * H200 and on the simulated device): a smaller buffer would waste most of one. */
+    st->elastic_min_size = (uint64_t)2 << 20;
     /* Every option is read even after a bad one, so one run reports all mistakes. */
     int ok = read_bool(api, opts, "demand_paging", &st->demand_paging);
     ok &= read_bool(api, opts, "host_heavy_accessed_by", &st->host_heavy_accessed_by);
     ok &= read_bool(api, opts, "pinned_streaming", &st->pinned_streaming);
+    ok &= read_bool(api, opts, "elastic_under_budget", &st->elastic_under_budget);
     tidal_status cs = api->get_size(opts, "chunk_size", &st->chunk_size);
     if (cs == TIDAL_OK && st->chunk_size != 0 &&
         (st->chunk_size < 4096 || st->chunk_size > ((uint64_t)1 << 30) || st->chunk_size % 4096 != 0)) {
@@ -61,6 +72,9 @@ static tidal_status xnack_init(const tidal_policy_init_args *args, void **state_
     } else if (cs != TIDAL_OK && cs != TIDAL_ERROR_NOT_FOUND) {
         ok = 0;
     }
+    tidal_status ms = api->get_size(opts, "elastic_min_size", &st->elastic_min_size);
+    if (ms != TIDAL_OK && ms != TIDAL_ERROR_NOT_FOUND)
+        ok = 0;
     if (!ok) {
         /* The core calls fini only after a successful init. */
         free(st);
@@ -103,11 +117,20 @@ static tidal_policy_verdict decide(tidal_placement *out, tidal_kind kind, int32_
     return TIDAL_POLICY_DECIDED;
 }
 
+/* Whether the device has a budget now and elastic memory can be allocated: a core older than
+ * these fields says neither. */
+static int elastic_usable(const tidal_policy_system *sys)
+{
+    return TIDAL_COVERS(sys->struct_size, tidal_policy_system, device_budget) && sys->device_budget &&
+           (sys->features & TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY);
+}
+
 static tidal_policy_verdict xnack_place(void *state, const tidal_place_request *req, tidal_placement *out)
 {
     const xnack_state *st = state;
     /* The answer is a function of the request and the (fixed) system description: the same
-     * request always gets it, deferrals included, so the core may cache it. */
+     * request always gets it, deferrals included, so the core may cache it. The one exception,
+     * a device buffer without migration on fault, depends on the budget and is taken back below. */
     if (TIDAL_COVERS(out->struct_size, tidal_placement, flags))
         out->flags |= TIDAL_PLACEMENT_CACHEABLE;
     if (!TIDAL_COVERS(req->struct_size, tidal_place_request, system) ||
@@ -132,6 +155,16 @@ static tidal_policy_verdict xnack_place(void *state, const tidal_place_request *
         return decide(out, TIDAL_KIND_MANAGED, index, TIDAL_ADVICE_PREFERRED_DEVICE | read_mostly,
                       read_mostly ? "xnack+: managed, read-mostly, preferred on the device, declared prefetch"
                                   : "xnack+: managed, preferred on the device, declared prefetch");
+    }
+    if (!host_heavy && st->elastic_under_budget && req->size >= st->elastic_min_size && elastic_usable(req->system)) {
+        /* The budget can change at any time (tidal_budget_set): this answer must be asked again. */
+        if (TIDAL_COVERS(out->struct_size, tidal_placement, flags))
+            out->flags &= ~TIDAL_PLACEMENT_CACHEABLE;
+        /* Managed memory does not migrate here, so out-of-core work under a budget would read
+         * host memory over the bus: elastic memory moves whole chunks at the copy engine's rate
+         * and keeps its address. */
+        if (req->system->device_budget(req->system, index) != 0)
+            return decide(out, TIDAL_KIND_ELASTIC, index, 0, "xnack-, device budget: elastic memory, offloaded in chunks");
     }
     if (!host_heavy)
         return decide(out, TIDAL_KIND_DEVICE, index, 0, "xnack-: device memory + staged copies");

@@ -208,14 +208,14 @@ static const tidal_policy_device dev_mixed[] = {
     DEVICE(0, F_MANAGED | F_CONCURRENT | F_FINE, TIDAL_XNACK_OFF),
     DEVICE(1, F_MANAGED | F_CONCURRENT | F_PAGEABLE | F_MIGRATES, TIDAL_XNACK_NOT_APPLICABLE)};
 
-static const tidal_policy_system sys_nvidia = {sizeof(tidal_policy_system), "cuda", 1, dev_nvidia};
-static const tidal_policy_system sys_amd_on = {sizeof(tidal_policy_system), "hip", 1, dev_amd_on};
-static const tidal_policy_system sys_amd_off = {sizeof(tidal_policy_system), "hip", 1, dev_amd_off};
-static const tidal_policy_system sys_sim_on = {sizeof(tidal_policy_system), "sim", 1, dev_sim_on};
-static const tidal_policy_system sys_sim_off = {sizeof(tidal_policy_system), "sim", 1, dev_sim_off};
-static const tidal_policy_system sys_no_managed = {sizeof(tidal_policy_system), "sim", 1, dev_no_managed};
-static const tidal_policy_system sys_mixed = {sizeof(tidal_policy_system), "cuda", 2, dev_mixed};
-static const tidal_policy_system sys_empty = {sizeof(tidal_policy_system), "sim", 0, NULL};
+static const tidal_policy_system sys_nvidia = {sizeof(tidal_policy_system), "cuda", 1, dev_nvidia, 0u, NULL};
+static const tidal_policy_system sys_amd_on = {sizeof(tidal_policy_system), "hip", 1, dev_amd_on, 0u, NULL};
+static const tidal_policy_system sys_amd_off = {sizeof(tidal_policy_system), "hip", 1, dev_amd_off, 0u, NULL};
+static const tidal_policy_system sys_sim_on = {sizeof(tidal_policy_system), "sim", 1, dev_sim_on, 0u, NULL};
+static const tidal_policy_system sys_sim_off = {sizeof(tidal_policy_system), "sim", 1, dev_sim_off, 0u, NULL};
+static const tidal_policy_system sys_no_managed = {sizeof(tidal_policy_system), "sim", 1, dev_no_managed, 0u, NULL};
+static const tidal_policy_system sys_mixed = {sizeof(tidal_policy_system), "cuda", 2, dev_mixed, 0u, NULL};
+static const tidal_policy_system sys_empty = {sizeof(tidal_policy_system), "sim", 0, NULL, 0u, NULL};
 
 static const tidal_policy_system *const systems_migrating[] = {&sys_nvidia, &sys_amd_on, &sys_sim_on};
 static const tidal_policy_system *const systems_static[] = {&sys_amd_off, &sys_sim_off};
@@ -341,7 +341,9 @@ static void xnack_negotiates(void **unused)
     assert_non_null(xnack.hooks.plan_prefetch);
     assert_null(xnack.hooks.recover);
     assert_null(xnack.hooks.evict); /* eviction is lru's or the core's */
-    assert_int_equal(list_length(xnack.hooks.option_keys), 4);
+    assert_int_equal(list_length(xnack.hooks.option_keys), 6);
+    assert_true(contains(xnack.hooks.option_keys, "elastic_under_budget"));
+    assert_true(contains(xnack.hooks.option_keys, "elastic_min_size"));
     assert_true(contains(xnack.hooks.option_keys, "demand_paging"));
     assert_true(contains(xnack.hooks.option_keys, "chunk_size"));
     assert_true(contains(xnack.hooks.option_keys, "host_heavy_accessed_by"));
@@ -416,6 +418,10 @@ static void xnack_bad_options(void **unused)
     expect_init_fails(&xnack, accessed_int, 1, "host_heavy_accessed_by");
     const option pinned_double[] = {OPT_DOUBLE("pinned_streaming", 0.5)};
     expect_init_fails(&xnack, pinned_double, 1, "pinned_streaming");
+    const option elastic_string[] = {OPT_STRING("elastic_under_budget", "yes")};
+    expect_init_fails(&xnack, elastic_string, 1, "elastic_under_budget");
+    const option min_garbage[] = {OPT_STRING("elastic_min_size", "lots")};
+    expect_init_fails(&xnack, min_garbage, 1, "elastic_min_size");
 
     /* Every mistake is reported in one run, not only the first. */
     const option two[] = {OPT_INT("demand_paging", 1), OPT_STRING("pinned_streaming", "no")};
@@ -430,7 +436,8 @@ static void xnack_good_options(void **unused)
 {
     (void)unused;
     const option all[] = {OPT_BOOL("demand_paging", 1), OPT_STRING("chunk_size", "4MiB"),
-                          OPT_BOOL("host_heavy_accessed_by", 0), OPT_BOOL("pinned_streaming", 1)};
+                          OPT_BOOL("host_heavy_accessed_by", 0), OPT_BOOL("pinned_streaming", 1),
+                          OPT_BOOL("elastic_under_budget", 0), OPT_STRING("elastic_min_size", "64MiB")};
     xnack.hooks.fini(init_options(&xnack, all, COUNT(all)));
     const option zero[] = {OPT_INT("chunk_size", 0)};
     xnack.hooks.fini(init_options(&xnack, zero, 1));
@@ -439,13 +446,15 @@ static void xnack_good_options(void **unused)
 /* =====================================================================================
  * xnack: place
  * =================================================================================== */
+static size_t request_size = 1 * MiB; /* of every place() request */
+
 static tidal_policy_verdict place(const plugin *p, void *state, const tidal_policy_system *sys, tidal_kind kind,
                                   int32_t device, uint32_t hints, tidal_placement *out)
 {
     tidal_place_request req;
     memset(&req, 0, sizeof req);
     req.struct_size = sizeof req;
-    req.size = 1 * MiB;
+    req.size = request_size;
     req.kind = kind;
     req.device = device;
     req.hints = hints;
@@ -540,6 +549,95 @@ static void xnack_off_device_memory(void **unused)
     xnack.hooks.fini(st);
 }
 
+/* The budget a test system reports, per device; the core reads its own. */
+static uint64_t test_budgets[2];
+static int budget_calls;
+static uint64_t test_budget(const tidal_policy_system *sys, int32_t device)
+{
+    (void)sys;
+    ++budget_calls;
+    return device >= 0 && device < 2 ? test_budgets[device] : 0;
+}
+
+static const tidal_policy_system sys_amd_off_vmm = {sizeof(tidal_policy_system), "hip", 1, dev_amd_off,
+                                                    TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY, test_budget};
+static const tidal_policy_system sys_sim_off_vmm = {sizeof(tidal_policy_system), "sim", 1, dev_sim_off,
+                                                    TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY, test_budget};
+static const tidal_policy_system sys_sim_on_vmm = {sizeof(tidal_policy_system), "sim", 1, dev_sim_on,
+                                                   TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY, test_budget};
+/* A runtime without a virtual-memory API, and a core older than the budget fields. */
+static const tidal_policy_system sys_amd_off_no_vmm = {sizeof(tidal_policy_system), "hip", 1, dev_amd_off, 0u,
+                                                       test_budget};
+static const tidal_policy_system sys_amd_off_old_core = {offsetof(tidal_policy_system, features), "hip", 1,
+                                                         dev_amd_off, TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY, test_budget};
+
+/* As expect_placed, with the placement flags the answer must carry. */
+static void expect_placed_flags(void *state, const tidal_policy_system *sys, uint32_t hints, tidal_kind kind,
+                                uint32_t flags, const char *reason_part)
+{
+    tidal_placement out;
+    assert_int_equal(place(&xnack, state, sys, TIDAL_KIND_AUTO, 0, hints, &out), TIDAL_POLICY_DECIDED);
+    assert_int_equal(out.kind, kind);
+    assert_int_equal(out.device, 0);
+    assert_int_equal(out.flags, flags);
+    assert_non_null(strstr(out.reason, reason_part));
+}
+
+static void xnack_off_elastic_under_budget(void **unused)
+{
+    (void)unused;
+    void *st = init_default(&xnack);
+    request_size = 2 * MiB; /* elastic_min_size's default: the smallest elastic buffer */
+    const tidal_policy_system *const off[] = {&sys_amd_off_vmm, &sys_sim_off_vmm};
+    for (size_t s = 0; s < COUNT(off); ++s) {
+        /* No budget: device memory, but the answer depends on the budget, so it is not cacheable. */
+        test_budgets[0] = 0;
+        budget_calls = 0;
+        expect_placed_flags(st, off[s], 0, TIDAL_KIND_DEVICE, 0, "xnack-: device memory");
+        assert_int_equal(budget_calls, 1);
+        test_budgets[0] = 1ull << 30;
+        expect_placed_flags(st, off[s], 0, TIDAL_KIND_ELASTIC, 0, "xnack-, device budget: elastic");
+        expect_placed_flags(st, off[s], TIDAL_HINT_READ_MOSTLY | TIDAL_HINT_DEVICE_ONLY, TIDAL_KIND_ELASTIC, 0,
+                            "elastic");
+        /* Smaller buffers would waste most of a chunk: device memory, whatever the budget. */
+        request_size = 2 * MiB - 4096;
+        expect_placed_flags(st, off[s], 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device memory");
+        request_size = 2 * MiB;
+        /* Host-heavy buffers: the host cannot read elastic memory; those answers stay cacheable. */
+        expect_placed_flags(st, off[s], TIDAL_HINT_HOST_READ, TIDAL_KIND_MANAGED, TIDAL_PLACEMENT_CACHEABLE,
+                            "xnack-: host-heavy");
+    }
+    /* The budget of the requested device counts. */
+    test_budgets[0] = 0;
+    test_budgets[1] = 1ull << 30;
+    expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_DEVICE, 0, "xnack-: device memory");
+    test_budgets[1] = 0;
+
+    /* Where pages migrate, managed memory stays the answer, budget or not. */
+    test_budgets[0] = 1ull << 30;
+    expect_placed_flags(st, &sys_sim_on_vmm, 0, TIDAL_KIND_MANAGED, TIDAL_PLACEMENT_CACHEABLE, "xnack+");
+    /* No virtual-memory API, or a core that cannot say: device memory, cacheable as before. */
+    expect_placed_flags(st, &sys_amd_off_no_vmm, 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device");
+    budget_calls = 0;
+    expect_placed_flags(st, &sys_amd_off_old_core, 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device");
+    assert_int_equal(budget_calls, 0);
+    xnack.hooks.fini(st);
+
+    /* elastic_under_budget = false: device memory whatever the budget. */
+    const option no_elastic[] = {OPT_BOOL("elastic_under_budget", 0)};
+    st = init_options(&xnack, no_elastic, 1);
+    expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device");
+    xnack.hooks.fini(st);
+    const option min_size[] = {OPT_STRING("elastic_min_size", "64MiB")};
+    st = init_options(&xnack, min_size, 1);
+    expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_DEVICE, TIDAL_PLACEMENT_CACHEABLE, "xnack-: device");
+    request_size = 64 * MiB;
+    expect_placed_flags(st, &sys_amd_off_vmm, 0, TIDAL_KIND_ELASTIC, 0, "elastic");
+    xnack.hooks.fini(st);
+    request_size = 1 * MiB;
+    test_budgets[0] = 0;
+}
+
 static void xnack_off_pinned_streaming(void **unused)
 {
     (void)unused;
@@ -570,7 +668,7 @@ static void xnack_flags_that_are_no_proof(void **unused)
     expect_placed(st, &sys_no_managed, TIDAL_DEVICE_DEFAULT, TIDAL_HINT_HOST_READ, TIDAL_KIND_PINNED,
                   TIDAL_DEVICE_HOST, 0, "no managed memory");
     static const tidal_policy_device fault_without_managed[] = {DEVICE(0, F_MIGRATES, TIDAL_XNACK_ON)};
-    static const tidal_policy_system sys = {sizeof(tidal_policy_system), "sim", 1, fault_without_managed};
+    static const tidal_policy_system sys = {sizeof(tidal_policy_system), "sim", 1, fault_without_managed, 0u, NULL};
     expect_placed(st, &sys, 0, 0, TIDAL_KIND_DEVICE, 0, 0, "xnack-");
     xnack.hooks.fini(st);
 }
@@ -1115,6 +1213,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(xnack_on_host_heavy),
         cmocka_unit_test(xnack_off_device_memory),
         cmocka_unit_test(xnack_off_pinned_streaming),
+        cmocka_unit_test(xnack_off_elastic_under_budget),
         cmocka_unit_test(xnack_flags_that_are_no_proof),
         cmocka_unit_test(xnack_looks_at_the_requested_device),
         cmocka_unit_test(xnack_defers_explicit_kinds),

@@ -149,6 +149,8 @@ expect(man.startswith(".TH TIDAL 1 ") and all(f"\n{h}\n" in man for h in (
     all(f'.SS "tidal {c}' in man for c in ("probe", "config check", "validate", "bench")) and
     all(o in man for o in ("\\-\\-bandwidth\\-size", "\\-\\-emit\\-profile", "\\-\\-batch\\-hint", "NOT MEASURED"))
     and "--man" not in man and "bash\\-completion" not in man, "the man page has every section, command and option")
+expect("offloaded and restored" in man and "elastic memory offloaded to its host home" in man,
+       "the man page describes validate's and bench's elastic rows")
 expect(not any(l.startswith(("'", ".")) and not re.match(r"^\.(TH|SH|SS|TP|PP|B) ?", l) for l in man.splitlines()),
        "the man page's text never starts a line with a roff control character")
 if shutil.which("groff"):
@@ -224,6 +226,40 @@ r = run("validate", "--config", faulty, "--size", "8388608")
 expect(r.returncode == 1 and "FAIL" in r.stdout and "validation FAILED" in r.stdout,
        "validate fails (exit 1) when a kernel fails", r)
 
+# Elastic memory: the kernels, an offload/restore round trip, and a kernel on it while offloaded.
+elastic = rows.get("elastic", {})
+expect(all(elastic.get(c, {}).get("result") == "pass"
+           for c in ("alloc", "touch", "pattern", "migrate", "atomics", "offload", "fault")) and
+       "same address" in elastic["offload"]["detail"] and "TIDAL_ERROR_ILLEGAL_ACCESS" in elastic["fault"]["detail"],
+       "validate --json: elastic memory passes every check, the round trip and the fault included", r)
+expect(all(rows[k]["offload"]["result"] == "-" and rows[k]["fault"]["result"] == "-" for k in rows if k != "elastic"),
+       "validate --json: offload and fault are elastic memory's own columns", r)
+r = run("validate", "--runtime", "sim", "--size", "8MiB")
+expect(re.search(r"^  elastic +pass +pass +pass +pass +pass +pass +pass *$", r.stdout, re.M) and
+       re.search(r"^  kind +alloc +touch +pattern +migrate +atomics +offload +fault *$", r.stdout, re.M),
+       "validate: the elastic row in the table", r)
+unmap_fails = write('runtime = "sim"\n[[sim.fault]]\noperation = "vmm_unmap"\nnth = 1\ncount = 0\n'
+                    'error = "hipErrorInvalidValue"\n')
+r = run("validate", "--config", unmap_fails, "--size", "8MiB", "--json")
+j = json.loads(r.stdout) if r.stdout.startswith("{") else {"devices": []}
+e = {k["kind"]: k["checks"] for d in j["devices"] for k in d["kinds"]}.get("elastic", {})
+expect(r.returncode == 1 and e.get("offload", {}).get("result") == "FAIL" and "offload:" in e["offload"]["detail"] and
+       e.get("pattern", {}).get("result") == "pass", "validate: an offload the runtime fails is a FAIL of that check", r)
+fake_dir = os.environ.get("TIDAL_TEST_RUNTIME_DIR_FAKE", "")
+if not os.path.exists(os.path.join(fake_dir, "tidal-runtime-hip.so")):
+    print("skip: validate without a virtual-memory API (the fake HIP module is not built)")
+else:
+    # The fake HIP module has no virtual-memory group (and no kernels: the other rows fail).
+    no_vmm = write(f'runtime = "hip"\nruntime_path = ["{fake_dir}"]\n')
+    r = run("validate", "--config", no_vmm, "--size", "8MiB", "--json")
+    j = json.loads(r.stdout) if r.stdout.startswith("{") else {"devices": []}
+    e = {k["kind"]: k["checks"] for d in j["devices"] for k in d["kinds"]}.get("elastic", {})
+    expect(e.get("alloc", {}).get("result") == "unsupported" and "virtual-memory" in e["alloc"]["detail"] and
+           e.get("offload", {}).get("result") == "-", "validate: elastic memory is unsupported without a virtual-memory API", r)
+    r = run("validate", "--config", no_vmm, "--size", "8MiB")
+    expect("elastic / alloc: unsupported" in r.stdout and "no virtual-memory API" in r.stdout,
+           "validate: the table says why elastic memory is unsupported", r)
+
 
 # tidal bench: the allocation-type table measured through the public API.
 r = run("bench", "--help")
@@ -262,12 +298,23 @@ expect(set(modes) == {"demand_paging", "prefetch_h2d", "prefetch_then_touch", "p
        "bench: managed memory, prefetching beats demand paging", r)
 expect(all(j.get("other", {}).get(k, {}).get("value") for k in ("kernel_launch", "zero_copy", "host_memcpy")),
        "bench: kernel launch, zero-copy and host memcpy figures", r)
+el = {p["mode"]: p for p in j.get("elastic", [])}
+expect(set(el) == {"offload", "restore", "runtime_d2h", "runtime_h2d", "home"} and
+       all(el[m]["gbs"] and el[m]["gbs"] > 0 and el[m]["bytes"] == 16 << 20 for m in ("offload", "restore", "runtime_d2h", "runtime_h2d")) and
+       el["home"]["seconds"] is not None and j.get("settings", {}).get("elastic_size") == 16 << 20,
+       "bench --quick: elastic offload and restore rates beside the runtime's copies, 16 MiB", r)
+# The simulated H200 charges its pinned copy rate (~55 GB/s) to offload and restore too.
+expect(all(0.5 < el[a]["gbs"] / el[b]["gbs"] <= 1.01 for a, b in (("offload", "runtime_d2h"), ("restore", "runtime_h2d")))
+       if len(el) == 5 else False, "bench: offload and restore run near the runtime's copy rate on the simulated device", r)
 expect("\r" not in r.stderr, "bench: no progress bar when stderr is not a terminal", r)
 
 r = run("bench", "--quick", "--runtime", "sim")
 expect(r.returncode == 0 and all(t in r.stdout for t in ("alloc+free pair latency", "copy bandwidth", "managed memory",
                                                          "[SIMULATED DEVICE", "notes:")),
        "bench prints a table by default", r)
+expect(re.search(r"^elastic memory, GB/s \(every column timed with tidal_clock", r.stdout, re.M) and
+       re.search(r"^16 MiB +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+x +\S", r.stdout, re.M),
+       "bench: the elastic table, with the ratios to the runtime's copies and the clock named", r)
 
 work = tempfile.mkdtemp()
 csv_path, svg_path, profile_path = (os.path.join(work, n) for n in ("b.csv", "b.svg", "measured.toml"))
@@ -278,7 +325,7 @@ if os.path.exists(csv_path):
     import csv
     rows = list(csv.DictReader(open(csv_path)))
     expect(rows and set(rows[0]) == {"section", "name", "variant", "bytes", "value", "unit", "note"} and
-           {row["section"] for row in rows} == {"latency", "bandwidth", "managed", "other"}, "bench --csv: one row per figure")
+           {row["section"] for row in rows} == {"latency", "bandwidth", "managed", "elastic", "other"}, "bench --csv: one row per figure")
 if os.path.exists(svg_path):
     import xml.etree.ElementTree as ET
     try:

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -28,6 +29,9 @@ constexpr uint64_t kMaxSize = uint64_t{1} << 30;
 constexpr uint64_t kQuickMaxSize = uint64_t{16} << 20;
 // Managed memory migrates in pages of megabytes: smaller ranges measure the page, not the link.
 constexpr uint64_t kManagedMinSize = uint64_t{4} << 20;
+// Elastic memory is offloaded and restored once at the largest copy size up to this: enough
+// for several chunks at copy-engine rates, short enough to keep the run brief.
+constexpr uint64_t kElasticMaxSize = uint64_t{256} << 20;
 
 struct BenchCommandOptions {
     std::string config;
@@ -93,6 +97,7 @@ int run_bench(const BenchCommandOptions &c)
             o.managed_sizes.push_back(s);
     if (o.managed_sizes.empty())
         o.managed_sizes.push_back(max);
+    o.elastic_size = std::min(max, kElasticMaxSize);
     o.max_reps = c.reps ? c.reps : (c.quick ? 5 : 25);
     o.min_reps = std::min(o.max_reps, c.quick ? 2u : 3u);
     o.point_budget_s = c.quick ? 0.01 : 0.25;
@@ -134,7 +139,7 @@ void add_bench_command(CLI::App &app)
     auto o = std::make_shared<BenchCommandOptions>();
     CLI::App *cmd = app.add_subcommand(
         "bench",
-        "Measure allocation latency, copy bandwidth and managed memory on this machine\n"
+        "Measure allocation latency, copy bandwidth, managed and elastic memory on this machine\n"
         "Measure the allocation kinds on this machine through tidal's public API: alloc+free latency per kind "
         "(device, managed, pinned, pageable; device-fine and managed-coarse where the device has them) and size, "
         "from three backends -- 'runtime' ([pool] enabled = false: one runtime call per alloc and per free, plus "
@@ -142,7 +147,9 @@ void add_bench_command(CLI::App &app)
         "only, skipped with a note where the runtime has none) and 'tidal' (tidal's pools, warmed); host<->device "
         "copy rates from pinned and pageable memory, the runtime's own memcpy (timed with events) against "
         "tidal_copy (timed with tidal_clock), plus device-to-device; managed memory read by demand paging (a touch "
-        "kernel on host-resident pages) against tidal_prefetch first; kernel launch, zero-copy read and host "
+        "kernel on host-resident pages) against tidal_prefetch first; elastic memory offloaded to its host home and "
+        "restored (at the largest copy size up to 256 MiB) beside the runtime's device<->pinned memcpy of the same "
+        "bytes, all timed with tidal_clock; kernel launch, zero-copy read and host "
         "memcpy rates. Each figure is the median of repeated runs (fewer for costly ones). On the simulated "
         "device every time is the simulated clock's: the profile's prediction. Prints a table; a progress bar "
         "goes to stderr when it is a terminal.");
@@ -161,7 +168,8 @@ void add_bench_command(CLI::App &app)
         ->type_name("SIZE")
         ->check(byte_sizes_check(false));
     cmd->add_option("--max-size", o->max_size,
-                    "Largest copy (default 1GiB); managed memory is measured from 4 MiB up to it")
+                    "Largest copy (default 1GiB); managed memory is measured from 4 MiB up to it, elastic memory at "
+                    "it, or 256 MiB if smaller")
         ->type_name("SIZE")
         ->check(byte_sizes_check(false));
     cmd->add_option("--reps", o->reps, "Most repetitions per figure (default 25, --quick 5)")->check(CLI::Range(1u, 10000u));

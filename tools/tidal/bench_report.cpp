@@ -13,6 +13,20 @@ namespace {
 const char *const kBackends[] = {"runtime", "vendor", "tidal"};
 const char *const kManagedModes[] = {"demand_paging", "prefetch_h2d", "prefetch_then_touch", "prefetch_d2h"};
 
+const ElasticPoint *elastic_point(const BenchResults &r, const char *mode)
+{
+    auto it = std::find_if(r.elastic.begin(), r.elastic.end(), [&](const ElasticPoint &p) { return p.mode == mode; });
+    return it == r.elastic.end() ? nullptr : &*it;
+}
+
+// A rate over another, e.g. offload over the runtime's copy; "-" when either is missing.
+std::string ratio(const ElasticPoint *a, const ElasticPoint *b)
+{
+    if (!a || !b || !a->gbs() || !b->gbs())
+        return "-";
+    return fmt::format("{:.2f}x", *a->gbs() / *b->gbs());
+}
+
 template <class Point> nlohmann::json optional_number(const std::optional<Point> &v)
 {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -118,6 +132,23 @@ std::string bench_table(const BenchResults &r)
         append(t, "\n");
     }
 
+    if (!r.elastic.empty()) {
+        append(t, "\nelastic memory, GB/s (every column timed with tidal_clock around the call: offload = "
+                  "tidal_offload_range, restore = tidal_restore_range, runtime = its memcpy device<->pinned)\n");
+        append(t, "{:<10}{:>10}{:>14}{:>10}{:>14}{:>16}{:>16}{:>14}\n", "size", "offload", "runtime d2h", "restore",
+               "runtime h2d", "offload/d2h", "restore/h2d", "home (once)");
+        const ElasticPoint *out = elastic_point(r, "offload"), *d2h = elastic_point(r, "runtime_d2h");
+        const ElasticPoint *in = elastic_point(r, "restore"), *h2d = elastic_point(r, "runtime_h2d");
+        const ElasticPoint *home = elastic_point(r, "home");
+        auto gbs = [](const ElasticPoint *p) { return p ? rate(p->gbs()) : "-"; };
+        append(t, "{:<10}{:>10}{:>14}{:>10}{:>14}{:>16}{:>16}{:>14}\n", format_bytes(r.elastic_size), gbs(out), gbs(d2h),
+               gbs(in), gbs(h2d), ratio(out, d2h), ratio(in, h2d),
+               home && home->seconds ? format_seconds(*home->seconds) : "-");
+        for (const ElasticPoint &p : r.elastic)
+            if (!p.seconds && p.mode != "home")
+                skipped.push_back(fmt::format("elastic {} {}: {}", p.mode, format_bytes(p.bytes), p.note));
+    }
+
     append(t, "\n");
     for (const ScalarPoint &s : r.scalars) {
         const std::string value = !s.value ? "-" : s.unit == "s" ? format_seconds(*s.value) : fmt::format("{:.2f} GB/s", *s.value);
@@ -161,7 +192,8 @@ nlohmann::json bench_json(const BenchResults &r)
                      {"host_threads", r.host_threads},
                      {"latency_sizes", r.latency_sizes},
                      {"bandwidth_sizes", r.bandwidth_sizes},
-                     {"managed_sizes", r.managed_sizes}};
+                     {"managed_sizes", r.managed_sizes},
+                     {"elastic_size", r.elastic_size}};
     j["latency"] = nlohmann::json::array();
     for (const LatencyPoint &p : r.latency)
         j["latency"].push_back({{"kind", p.kind},
@@ -181,14 +213,17 @@ nlohmann::json bench_json(const BenchResults &r)
                                   {"gbs", optional_number(p.gbs())},
                                   {"reps", p.reps},
                                   {"note", p.note}});
-    j["managed"] = nlohmann::json::array();
-    for (const ManagedPoint &p : r.managed)
-        j["managed"].push_back({{"mode", p.mode},
-                                {"bytes", p.bytes},
-                                {"seconds", optional_number(p.seconds)},
-                                {"gbs", optional_number(p.gbs())},
-                                {"reps", p.reps},
-                                {"note", p.note}});
+    // Managed and elastic points share one shape (ElasticPoint is a ManagedPoint).
+    for (const auto &[section, points] : {std::pair{"managed", &r.managed}, std::pair{"elastic", &r.elastic}}) {
+        j[section] = nlohmann::json::array();
+        for (const ManagedPoint &p : *points)
+            j[section].push_back({{"mode", p.mode},
+                                  {"bytes", p.bytes},
+                                  {"seconds", optional_number(p.seconds)},
+                                  {"gbs", optional_number(p.gbs())},
+                                  {"reps", p.reps},
+                                  {"note", p.note}});
+    }
     j["other"] = nlohmann::json::object();
     for (const ScalarPoint &s : r.scalars)
         j["other"][s.name] = {{"value", optional_number(s.value)}, {"unit", s.unit}, {"bytes", s.bytes}, {"detail", s.detail}};
@@ -210,6 +245,11 @@ std::string bench_csv(const BenchResults &r)
         row("bandwidth", p.direction + " " + p.memory, p.path, p.bytes, p.gbs(), "GB/s", p.note);
     for (const ManagedPoint &p : r.managed)
         row("managed", p.mode, "", p.bytes, p.gbs(), "GB/s", p.note);
+    for (const ElasticPoint &p : r.elastic)
+        if (p.mode == "home") // a cost paid once, not a rate
+            row("elastic", p.mode, "", p.bytes, p.seconds ? std::optional(*p.seconds * 1e6) : std::nullopt, "us", p.note);
+        else
+            row("elastic", p.mode, "", p.bytes, p.gbs(), "GB/s", p.note);
     for (const ScalarPoint &s : r.scalars)
         row("other", s.name, "", s.bytes, s.unit == "s" && s.value ? std::optional(*s.value * 1e6) : s.value,
             s.unit == "s" ? "us" : s.unit, s.detail);

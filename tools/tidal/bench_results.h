@@ -63,6 +63,12 @@ struct ManagedPoint {
     }
 };
 
+// Elastic memory of `bytes`: offload (tidal_offload_range to the host home) and restore
+// (tidal_restore_range) beside the runtime's own device<->pinned copy of the same bytes
+// (runtime_d2h, runtime_h2d), all four timed with tidal_clock; home: making the host home
+// at the first offload, which the timed offloads do not pay. The same shape as ManagedPoint.
+using ElasticPoint = ManagedPoint;
+
 // A figure that is not a series: kernel launch, zero-copy read, host memcpy.
 struct ScalarPoint {
     std::string name;
@@ -83,9 +89,11 @@ struct BenchResults {
     std::vector<uint64_t> latency_sizes;
     std::vector<uint64_t> bandwidth_sizes;
     std::vector<uint64_t> managed_sizes;
+    uint64_t elastic_size = 0;
     std::vector<LatencyPoint> latency;
     std::vector<BandwidthPoint> bandwidth;
     std::vector<ManagedPoint> managed;
+    std::vector<ElasticPoint> elastic;
     std::vector<ScalarPoint> scalars;
     std::vector<std::string> notes; // what was skipped and why, what the figures include
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "../common/cpu_pin.h"
 #include "../common/parallel_memcpy.h"
@@ -184,16 +185,19 @@ bool BenchRunner::run(BenchResults &out, std::string *error)
     out.latency_sizes = o_.latency_sizes;
     out.bandwidth_sizes = o_.bandwidth_sizes;
     out.managed_sizes = o_.managed_sizes;
+    out.elastic_size = o_.elastic_size;
     if (out.simulated)
         out.notes.push_back("simulated device: every time is the simulated clock's, i.e. the hardware profile's "
                             "prediction; tidal's own CPU work takes no simulated time, so pool hits read 0");
 
     size_t kinds = 4 + ((device_.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED) ? 2 : 0);
-    ProgressBar bar(kinds * o_.latency_sizes.size() * 3 + o_.bandwidth_sizes.size() * 9 + o_.managed_sizes.size() * 2 + 3,
+    ProgressBar bar(kinds * o_.latency_sizes.size() * 3 + o_.bandwidth_sizes.size() * 9 + o_.managed_sizes.size() * 2 + 3 +
+                        (o_.elastic_size ? 2 : 0),
                     o_.progress);
     measure_latency(out, bar);
     measure_bandwidth(out, bar);
     measure_managed(out, bar);
+    measure_elastic(out, bar);
     measure_scalars(out, bar);
     return true;
 }
@@ -418,6 +422,86 @@ void BenchRunner::measure_managed(BenchResults &out, ProgressBar &bar)
             out.managed.push_back(p);
     }
     tidal_pool_trim(ctx, nullptr);
+}
+
+void BenchRunner::measure_elastic(BenchResults &out, ProgressBar &bar)
+{
+    const uint64_t bytes = o_.elastic_size;
+    if (!bytes)
+        return;
+    tidal_context *ctx = tidal_.get();
+    out.notes.push_back("elastic: 'offload' times tidal_offload_range (copy to the host home, unmap, give the memory "
+                        "back), 'restore' tidal_restore_range (map, copy back), 'runtime_d2h' / 'runtime_h2d' the "
+                        "runtime's memcpy between device and pinned memory of the same bytes; all four with "
+                        "tidal_clock around the call, so they compare alike; 'home' is making the host home at the "
+                        "first offload, which the timed offloads do not pay");
+    ElasticPoint offload{"offload", bytes, std::nullopt, 0, ""}, restore{"restore", bytes, std::nullopt, 0, ""};
+    ElasticPoint d2h{"runtime_d2h", bytes, std::nullopt, 0, ""}, h2d{"runtime_h2d", bytes, std::nullopt, 0, ""};
+    ElasticPoint home{"home", bytes, std::nullopt, 0, ""};
+    bar.step(fmt::format("elastic offload/restore {}", format_bytes(bytes)));
+    {
+        TidalBuffer e(ctx, TIDAL_KIND_ELASTIC, o_.device, bytes);
+        std::vector<double> out_s, in_s;
+        std::string note = e.ok() ? "" : e.error();
+        const auto t0 = WallClock::now();
+        for (unsigned rep = 0; e.ok() && rep <= o_.max_reps && (rep <= o_.min_reps || since(t0) < o_.point_budget_s);
+             ++rep) {
+            // Restored without TIDAL_RESTORE_READ_ONLY, every chunk counts as written, so each
+            // offload copies all of it, as after a phase that wrote the memory.
+            tidal_elastic_result r = TIDAL_ELASTIC_RESULT_INIT;
+            const double c0 = clock_of(ctx);
+            tidal_status s = tidal_offload_range(ctx, e.get(), bytes, 0, nullptr, &r);
+            const double c1 = clock_of(ctx);
+            if (s == TIDAL_OK)
+                s = tidal_restore_range(ctx, e.get(), bytes, 0, nullptr, nullptr);
+            const double c2 = clock_of(ctx);
+            if (s != TIDAL_OK) {
+                note = failure_text(s);
+                break;
+            }
+            if (rep == 0) { // warm-up: it makes the home
+                home.seconds = r.home_seconds;
+                home.reps = 1;
+                continue;
+            }
+            out_s.push_back(c1 - c0);
+            in_s.push_back(c2 - c1);
+        }
+        for (auto [pt, v] : {std::pair{&offload, &out_s}, std::pair{&restore, &in_s}}) {
+            pt->reps = static_cast<unsigned>(v->size());
+            if (!note.empty() || v->empty())
+                pt->note = note.empty() ? "no repetition finished" : note;
+            else
+                pt->seconds = median(*v);
+        }
+        if (!home.seconds)
+            home.note = note.empty() ? "no offload finished" : note;
+        if (!note.empty())
+            out.notes.push_back("elastic not measured: " + note);
+    }
+    tidal_pool_trim(ctx, nullptr);
+    bar.step(fmt::format("elastic baseline copies {}", format_bytes(bytes)));
+    {
+        TidalBuffer dev(ctx, TIDAL_KIND_DEVICE, o_.device, bytes), pin(ctx, TIDAL_KIND_PINNED, o_.device, bytes);
+        const std::string missing = !dev.ok() ? dev.error() : !pin.ok() ? pin.error() : "";
+        for (auto [pt, dst, src] : {std::tuple{&d2h, pin.get(), dev.get()}, std::tuple{&h2d, dev.get(), pin.get()}}) {
+            if (!missing.empty()) {
+                pt->note = missing;
+                continue;
+            }
+            pt->seconds = sample(
+                [&, dst = dst, src = src](double &t) {
+                    const double c0 = clock_of(ctx);
+                    const tidal_status st = run_check(ctx, TIDAL_CHECK_RUNTIME_COPY, o_.device, dst, bytes, 0, nullptr, src);
+                    t = clock_of(ctx) - c0;
+                    return st;
+                },
+                &pt->reps, &pt->note);
+        }
+    }
+    tidal_pool_trim(ctx, nullptr);
+    for (const ElasticPoint &p : {offload, restore, d2h, h2d, home})
+        out.elastic.push_back(p);
 }
 
 void BenchRunner::measure_scalars(BenchResults &out, ProgressBar &bar)

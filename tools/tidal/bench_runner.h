@@ -24,6 +24,7 @@ struct BenchOptions {
     std::vector<uint64_t> latency_sizes;
     std::vector<uint64_t> bandwidth_sizes;
     std::vector<uint64_t> managed_sizes;
+    uint64_t elastic_size = 0; // 0: no elastic figures
     unsigned max_reps = 25;
     // Wall time one point may take before it stops repeating (once it has min_reps).
     double point_budget_s = 0.25;
@@ -54,6 +55,7 @@ private:
     void measure_latency(BenchResults &out, ProgressBar &bar);
     void measure_bandwidth(BenchResults &out, ProgressBar &bar);
     void measure_managed(BenchResults &out, ProgressBar &bar);
+    void measure_elastic(BenchResults &out, ProgressBar &bar);
     void measure_scalars(BenchResults &out, ProgressBar &bar);
     LatencyPoint latency_point(tidal_context *ctx, const std::string &backend, tidal_kind kind, uint64_t bytes);
     // Median of repeated runs of `once` (which sets the seconds of one run), after one

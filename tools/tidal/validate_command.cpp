@@ -1,7 +1,8 @@
 // `tidal validate`: for each device and each allocation kind, allocate through tidal, run the
 // validation kernels on the device, move the data both ways with prefetch and check that the
-// runtime's range attributes and the data agree after every move. Then measure the copy kernel
-// against the runtime's own device-to-device memcpy.
+// runtime's range attributes and the data agree after every move; elastic memory also goes to
+// its host home and back. Then measure the copy kernel against the runtime's own
+// device-to-device memcpy.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -45,7 +46,8 @@ const char *verdict_name(Verdict v)
     return "?";
 }
 
-const std::vector<std::string> kChecks = {"alloc", "touch", "pattern", "migrate", "atomics"};
+// offload and fault are elastic memory's own ("-" for the other kinds).
+const std::vector<std::string> kChecks = {"alloc", "touch", "pattern", "migrate", "atomics", "offload", "fault"};
 
 struct Row {
     tidal_kind kind;
@@ -94,6 +96,8 @@ public:
             row.checks["pattern"] = pattern(p);
             row.checks["migrate"] = migrate(p);
             row.checks["atomics"] = atomics(p);
+            if (kind_ == TIDAL_KIND_ELASTIC)
+                offload_round_trip(p, row);
         }
         if ((s = tidal_free(ctx_, p)) != TIDAL_OK)
             row.checks["alloc"] = {Verdict::fail, "free: " + failure_text(s)};
@@ -102,7 +106,10 @@ public:
 
 private:
     bool managed() const { return TIDAL_KIND_IS_MANAGED(kind_); }
-    bool host_readable() const { return kind_ != TIDAL_KIND_DEVICE && kind_ != TIDAL_KIND_DEVICE_FINE; }
+    bool host_readable() const
+    {
+        return kind_ != TIDAL_KIND_DEVICE && kind_ != TIDAL_KIND_DEVICE_FINE && kind_ != TIDAL_KIND_ELASTIC;
+    }
 
     Outcome touch(void *p)
     {
@@ -214,6 +221,62 @@ private:
         }
         tidal_free(ctx_, host);
         return result;
+    }
+
+    Outcome expect_residency(void *p, uint64_t resident, const char *when)
+    {
+        tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+        if (tidal_status s = tidal_range_query(ctx_, p, size_, &info); s != TIDAL_OK)
+            return {Verdict::fail, fmt::format("{}: range query: {}", when, failure_text(s))};
+        if (info.resident_bytes != resident)
+            return {Verdict::fail, fmt::format("{}: {} bytes resident, expected {}", when, info.resident_bytes, resident)};
+        return {Verdict::pass, ""};
+    }
+
+    // Elastic memory: the pattern comes back at the same address after an offload to the host
+    // home and a restore; while offloaded, a kernel on it faults (fills row's "fault").
+    void offload_round_trip(void *p, Row &row)
+    {
+        const uint64_t seed = 0xe1a5;
+        row.checks["offload"] = [&]() -> Outcome {
+            if (tidal_status s = run_check(ctx_, TIDAL_CHECK_PATTERN_FILL, dev_.index, p, size_, seed); s != TIDAL_OK)
+                return {Verdict::fail, failure_text(s)};
+            tidal_range_info before = TIDAL_RANGE_INFO_INIT;
+            if (tidal_status s = tidal_range_query(ctx_, p, size_, &before); s != TIDAL_OK)
+                return {Verdict::fail, "range query: " + failure_text(s)};
+            tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
+            if (tidal_status s = tidal_offload_range(ctx_, p, size_, 0, nullptr, &out); s != TIDAL_OK)
+                return {Verdict::fail, "offload: " + failure_text(s)};
+            if (out.copied_bytes < size_)
+                return {Verdict::fail, fmt::format("offload copied {} bytes to the home, expected at least {}",
+                                                   out.copied_bytes, size_)};
+            if (Outcome o = expect_residency(p, 0, "after offload"); o.verdict != Verdict::pass)
+                return o;
+            row.checks["fault"] = kernel_faults(p);
+            if (tidal_status s = tidal_restore_range(ctx_, p, size_, 0, nullptr, nullptr); s != TIDAL_OK)
+                return {Verdict::fail, "restore: " + failure_text(s)};
+            if (Outcome o = expect_residency(p, before.resident_bytes, "after restore"); o.verdict != Verdict::pass)
+                return o;
+            Outcome o = verify(p, seed, "after offload and restore");
+            if (o.verdict == Verdict::pass)
+                o.detail = fmt::format("{} copied to the host home and back, pattern intact at the same address",
+                                       format_bytes(out.copied_bytes));
+            return o;
+        }();
+    }
+
+    Outcome kernel_faults(void *p)
+    {
+        if (!(dev_.flags & TIDAL_DEVICE_FLAG_SIMULATED))
+            // A GPU kernel on unmapped memory is a fault the GPU context does not survive.
+            return {Verdict::skipped, "checked on the simulated device only: on a GPU the fault would end the context"};
+        const tidal_status s = run_check(ctx_, TIDAL_CHECK_TOUCH_READ, dev_.index, p, size_, 0);
+        if (s == TIDAL_ERROR_ILLEGAL_ACCESS)
+            return {Verdict::pass, "a kernel on the offloaded memory gets TIDAL_ERROR_ILLEGAL_ACCESS"};
+        if (s == TIDAL_OK)
+            return {Verdict::fail, "a kernel read the offloaded memory without a fault"};
+        return {Verdict::fail, "a kernel on the offloaded memory: expected TIDAL_ERROR_ILLEGAL_ACCESS, got " +
+                                   failure_text(s)};
     }
 
     tidal_context *ctx_;
@@ -339,7 +402,8 @@ int run_validate(const ValidateOptions &o)
                 for (const auto &c : kChecks) {
                     const Outcome &out = r.checks.at(c);
                     if (out.verdict == Verdict::fail || (out.verdict == Verdict::unsupported && c == "alloc") ||
-                        (out.verdict == Verdict::unsupported && c == "touch"))
+                        (out.verdict == Verdict::unsupported && c == "touch") ||
+                        (out.verdict == Verdict::skipped && !out.detail.empty()))
                         fmt::print("    {} / {}: {}: {}\n", tidal_kind_name(r.kind), c, verdict_name(out.verdict), out.detail);
                 }
             fmt::print("  bandwidth ({} MiB device-to-device): {}: {}\n\n", bw_bytes >> 20, verdict_name(bw.outcome.verdict),
@@ -364,7 +428,9 @@ void add_validate_command(CLI::App &app)
         "validate", "Check every allocation kind on each device with the validation kernels\n"
                     "For each device and allocation kind: allocate through tidal, run the touch / pattern / atomics "
                     "kernels on the device, prefetch both ways and check the data and the runtime's range attributes "
-                    "after each move; then compare the copy kernel with the runtime's own memcpy. Prints a table "
+                    "after each move; elastic memory is also offloaded and restored (the pattern must come back at "
+                    "the same address) and, on the simulated device, a kernel on it while offloaded must fault "
+                    "(unsupported where the runtime has no virtual-memory API); then compare the copy kernel with the runtime's own memcpy. Prints a table "
                     "(pass / FAIL / unsupported, with reasons); exit status 1 on any failure.");
     cmd->add_flag("--json", o->json, "Print JSON instead of a table");
     cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
