@@ -100,7 +100,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.runtime = runtime_->name();
     policy_system_.device_count = count;
     policy_system_.devices = policy_devices_.data();
-    policy_system_.features = runtime_->has_vmm() ? TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY : 0u;
+    policy_system_.features = runtime_->supports(RuntimeOp::vmm) ? TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY : 0u;
     policy_system_.device_budget = &Context::policy_device_budget;
     policy_system_.budgets = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(count));
     for (int32_t d = 0; d < count; ++d)
