@@ -378,11 +378,11 @@ TEST_CASE("vmm: the granularity comes from the profile")
 
     const tidal::SimProfile h200 = tidal::load_profile("h200", ".");
     CHECK(h200.vmm_granularity == kGranule);
-    CHECK(h200.vmm_create_latency == doctest::Approx(9.5e-6));
-    CHECK(h200.vmm_map_latency == doctest::Approx(0.9e-6));
-    CHECK(h200.vmm_unmap_latency == doctest::Approx(18e-6));
+    CHECK(h200.vmm_create_latency == doctest::Approx(12.4e-6));
+    CHECK(h200.vmm_map_latency == doctest::Approx(1.1e-6));
+    CHECK(h200.vmm_unmap_latency == doctest::Approx(22.1e-6));
     CHECK(h200.vmm_set_access_latency == doctest::Approx(1.8e-6));
-    CHECK(h200.vmm_destroy_latency == doctest::Approx(25e-6));
+    CHECK(h200.vmm_destroy_latency == doctest::Approx(46.2e-6));
     std::string text(tidal::builtin_profile_text("h200"));
     text.replace(text.find("vmm_granularity = \"2MiB\""), 24, "vmm_granularity = \"3MiB\"");
     try {
