@@ -9,7 +9,6 @@ namespace tidal::cuda {
 namespace {
 
 /* The contract's promise for host kinds; a cache line, so host buffers never share one. */
-constexpr size_t kHostAlignment = 64;
 
 int allocate_on_device(int32_t device, size_t size, void **out, bool managed)
 {
@@ -47,7 +46,7 @@ int rt_alloc(void *, int32_t kind, int32_t device, size_t size, void **out) noex
     }
     case TIDAL_KIND_PAGEABLE: {
         void *ptr = nullptr;
-        if (posix_memalign(&ptr, kHostAlignment, size) != 0)
+        if (posix_memalign(&ptr, TIDAL_RT_HOST_ALIGNMENT, size) != 0)
             return static_cast<int>(cudaErrorMemoryAllocation);
         *out = ptr;
         return static_cast<int>(cudaSuccess);

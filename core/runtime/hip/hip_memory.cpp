@@ -14,13 +14,11 @@ namespace tidal::hip {
 
 namespace {
 
-// Host kinds promise 64-byte alignment (runtime_contract.h): one cache line.
-constexpr size_t kPageableAlignment = 64;
 
 hipError_t alloc_pageable(size_t size, void **out) noexcept
 {
     void *p = nullptr;
-    const int rc = posix_memalign(&p, kPageableAlignment, size);
+    const int rc = posix_memalign(&p, TIDAL_RT_HOST_ALIGNMENT, size);
     if (rc == ENOMEM)
         return hipErrorOutOfMemory;
     if (rc != 0)
@@ -85,8 +83,7 @@ hipError_t alloc_kind(int32_t kind, int32_t device, size_t size, void **out) noe
 
 bool is_device_bound(int32_t kind) noexcept
 {
-    return kind == TIDAL_KIND_DEVICE || kind == TIDAL_KIND_DEVICE_FINE ||
-           kind == TIDAL_KIND_MANAGED || kind == TIDAL_KIND_MANAGED_COARSE;
+    return !TIDAL_KIND_IS_HOST(kind);
 }
 
 // Managed memory HIP reports; refined to MANAGED_COARSE when the range carries coarse-grain

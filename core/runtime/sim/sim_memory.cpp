@@ -12,16 +12,6 @@ namespace tidal::sim {
 
 namespace {
 
-// hipMalloc/hipMallocManaged hand out at least 256-byte alignment, malloc-like kinds 64
-// (the contract's promise; the core over-allocates for more).
-constexpr std::size_t kDeviceAlignment = 256;
-constexpr std::size_t kHostAlignment = 64;
-
-bool is_managed_kind(int32_t kind)
-{
-    return kind == TIDAL_KIND_MANAGED || kind == TIDAL_KIND_MANAGED_COARSE;
-}
-
 bool is_device_kind(int32_t kind)
 {
     return kind == TIDAL_KIND_DEVICE || kind == TIDAL_KIND_DEVICE_FINE;
@@ -38,7 +28,7 @@ int SimRuntime::alloc(int32_t kind, int32_t device, size_t size, void **out)
         return kInvalidValue;
     if ((kind == TIDAL_KIND_DEVICE_FINE || kind == TIDAL_KIND_MANAGED_COARSE) && !amd_)
         return kNotSupported;
-    const bool on_device = is_device_kind(kind) || is_managed_kind(kind);
+    const bool on_device = is_device_kind(kind) || TIDAL_KIND_IS_MANAGED(kind);
     if (on_device && (device < 0 || device >= devices_))
         return kInvalidDevice;
     // Device memory is charged in full up front, as hipMalloc reserves it; managed memory is
@@ -48,11 +38,11 @@ int SimRuntime::alloc(int32_t kind, int32_t device, size_t size, void **out)
 
     void *data = nullptr;
     try {
-        const std::size_t alignment = on_device ? kDeviceAlignment : kHostAlignment;
+        const std::size_t alignment = TIDAL_RT_ALLOC_ALIGNMENT(kind); // the contract's promise
         std::unique_ptr<SimAllocation> a(
             new SimAllocation{HostBlock(size, alignment), size, kind,
                               on_device ? device : TIDAL_DEVICE_HOST, std::nullopt, {}});
-        if (is_managed_kind(kind)) {
+        if (TIDAL_KIND_IS_MANAGED(kind)) {
             a->pages.emplace(size, page_size_, devices_);
             a->advice.coarse = kind == TIDAL_KIND_MANAGED_COARSE;
         }
