@@ -613,6 +613,8 @@ void Context::copy_batch(const tidal_copy_item *items, size_t count, void *strea
         for (const tidal_copy_item &item : entries)
             (elastic_->touches(item.dst) || elastic_->touches(item.src) ? elastic : plain).push_back(item);
         if (!elastic.empty()) {
+            for (const tidal_copy_item &item : elastic) // a bad one is refused before any copy
+                elastic_->check_copy(item.dst, item.src, item.size);
             if (!plain.empty())
                 batches_->copy(plain, stream);
             for (const tidal_copy_item &item : elastic)

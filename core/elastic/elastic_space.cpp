@@ -518,11 +518,22 @@ bool ElasticSpace::touches(const void *p) const
 
 void ElasticSpace::copy(void *dst, const void *src, size_t size, void *stream, CopyEngine &copies)
 {
+    copy_or_check(dst, src, size, stream, &copies);
+}
+
+void ElasticSpace::check_copy(void *dst, const void *src, size_t size)
+{
+    copy_or_check(dst, src, size, nullptr, nullptr);
+}
+
+void ElasticSpace::copy_or_check(void *dst, const void *src, size_t size, void *stream, CopyEngine *copies)
+{
     std::unique_lock lock(mutex_);
     ElasticAllocation *da = containing(dst), *sa = containing(src);
     if (!da && !sa) {
         lock.unlock();
-        copies.copy(dst, src, size, stream);
+        if (copies)
+            copies->copy(dst, src, size, stream);
         return;
     }
     for (auto [a, p, what] : {std::tuple{da, static_cast<const char *>(dst), "destination"},
@@ -569,10 +580,12 @@ void ElasticSpace::copy(void *dst, const void *src, size_t size, void *stream, C
         pieces.push_back({d, s, n, written});
         pos += n;
     }
+    if (!copies)
+        return; // checked: every piece has a place
     for (const Piece &p : pieces) {
         if (p.written)
             p.written->dirty = true; // before the copy: a failed one may have written part
-        copies.copy(p.dst, p.src, p.size, stream);
+        copies->copy(p.dst, p.src, p.size, stream);
     }
 }
 

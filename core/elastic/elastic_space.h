@@ -56,6 +56,9 @@ public:
     // offloaded ones in their home; discarded ones are INVALID_ARGUMENT (checked before
     // anything is copied).
     void copy(void *dst, const void *src, size_t size, void *stream, CopyEngine &copies);
+    // The same checks, nothing copied: tidal_copy_batch refuses a bad elastic item before it
+    // copies any item.
+    void check_copy(void *dst, const void *src, size_t size);
 
     // The chunks [offset, offset+size) of the allocation at `base` touches (size 0: all).
     ChunkBytes bytes(const void *base, size_t offset, size_t size) const;
@@ -66,6 +69,7 @@ public:
     uint64_t trim(std::exception_ptr *failure);
 
 private:
+    void copy_or_check(void *dst, const void *src, size_t size, void *stream, CopyEngine *copies);
     struct Counters {
         uint64_t offloads = 0, restores = 0, copied_out = 0, copied_in = 0, discarded = 0;
     };

@@ -200,6 +200,22 @@ static void test_discard_and_keep_physical(void **state)
     assert_status(tidal_copy(ctx, &byte, kv, 1), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_contains(tidal_last_error(), "discarded");
     assert_int_equal(byte, 0x5a);
+    /* In a batch too, before any item is copied: the plain item's destination stays as it was. */
+    unsigned char plain_src[64], plain_dst[64];
+    memset(plain_src, 1, sizeof plain_src);
+    memset(plain_dst, 2, sizeof plain_dst);
+    tidal_copy_item items[2] = {TIDAL_COPY_ITEM_INIT, TIDAL_COPY_ITEM_INIT};
+    items[0].dst = plain_dst;
+    items[0].src = plain_src;
+    items[0].size = sizeof plain_dst;
+    items[1].dst = &byte;
+    items[1].src = kv;
+    items[1].size = 1;
+    assert_status(tidal_copy_batch(ctx, items, 2, NULL), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_contains(tidal_last_error(), "discarded");
+    assert_int_equal(plain_dst[0], 2);
+    assert_int_equal(plain_dst[63], 2);
+    assert_int_equal(byte, 0x5a);
 
     out = (tidal_elastic_result)TIDAL_ELASTIC_RESULT_INIT;
     assert_ok(tidal_restore(ctx, "kv", 0, NULL, &out));
