@@ -409,14 +409,14 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
-    if (r.kind == TIDAL_KIND_ELASTIC) {
-        elastic_->release(r.base); // its chunks, reservation and host home
-        return;
-    }
     if (r.pooled && !TIDAL_KIND_IS_MANAGED(r.kind)) {
         // Nothing to forget or unset: straight back to its pool, which takes it without a
         // runtime call that could fail.
         return_to_pool(r, stream);
+        return;
+    }
+    if (r.kind == TIDAL_KIND_ELASTIC) { // never pooled: after the fast path, which it would slow
+        elastic_->release(r.base);      // its chunks, reservation and host home
         return;
     }
     if (TIDAL_KIND_IS_MANAGED(r.kind))
