@@ -482,7 +482,19 @@ uint64_t Runtime::vmm_granularity(int32_t device, CallDescription what)
 {
     require(RuntimeOp::vmm);
     uint64_t bytes = 0;
-    check(ops_->vmm_granularity(instance_, device, &bytes), what, [&] { return fmt::format("reading the virtual-memory granularity of device {}", device); });
+    const int rc = ops_->vmm_granularity(instance_, device, &bytes);
+    // A module with the whole group can still find no virtual-memory API beneath it (a CUDA
+    // driver without cuMem*, a HIP runtime answering hipErrorNotSupported). The granularity is
+    // the first call elastic memory makes, so the core says why here, in the error itself,
+    // rather than have the module leave a reason for a later error name to pick up.
+    if (rc != 0 && ErrorTable::status_of(ops_->family, rc) == TIDAL_ERROR_NOT_SUPPORTED)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("the {} runtime has no virtual-memory API on device {} ({}), so elastic memory is "
+                                "not available",
+                                ops_->name, device, ops_->error_name(rc)),
+                    "use device or managed memory here, or a driver with the virtual-memory API (CUDA 10.2 or "
+                    "later, ROCm 5 or later)");
+    check(rc, what, [&] { return fmt::format("reading the virtual-memory granularity of device {}", device); });
     return bytes;
 }
 

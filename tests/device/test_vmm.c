@@ -79,7 +79,7 @@ static void check_table(void)
 }
 
 /* With TIDAL_TEST_EXPECT_NO_VMM=1 (a driver without the API, as no_vmm_driver.so fakes):
- * every op must answer the not-supported code, and its name must say why. */
+ * every op must answer the not-supported code (the core's error says why: test_runtime.cpp). */
 static void expect_no_vmm(void)
 {
     void *ptr = NULL;
@@ -92,7 +92,7 @@ static void expect_no_vmm(void)
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; ++i) {
         const char *name = ops->error_name(codes[i]);
-        EXPECT(codes[i] == 801 && strstr(name, "no virtual-memory API"), "op %zu answered %d (%s)", i, codes[i], name);
+        EXPECT(codes[i] == 801, "op %zu answered %d (%s)", i, codes[i], name);
     }
     printf("  without the API every op answers: %s\n", ops->error_name(ops->vmm_unmap(rt, NULL, kChunkSize)));
 }

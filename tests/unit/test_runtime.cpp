@@ -144,6 +144,34 @@ TEST_CASE("runtime: a missing operation is one NOT_SUPPORTED error, the same whi
     }
 }
 
+TEST_CASE("runtime: a virtual-memory group whose driver has no API says so in the error, not in a later one")
+{
+    // The CUDA module over a driver without cuMem* has every vmm_* entry and answers 801 from
+    // each: the error elastic memory gets must name the missing API itself.
+    static const tidal_rt_ops ops = [] {
+        tidal_rt_ops o = *fake_ops();
+        o.vmm_granularity = [](void *, int32_t, uint64_t *) { return 801; };
+        o.vmm_reserve = [](void *, int32_t, size_t, void **) { return 801; };
+        o.vmm_release = [](void *, void *, size_t) { return 801; };
+        o.vmm_create = [](void *, int32_t, size_t, void **) { return 801; };
+        o.vmm_destroy = [](void *, void *) { return 801; };
+        o.vmm_map = [](void *, void *, size_t, void *) { return 801; };
+        o.vmm_set_access = [](void *, int32_t, void *, size_t) { return 801; };
+        o.vmm_unmap = [](void *, void *, size_t) { return 801; };
+        return o;
+    }();
+    static int instance;
+    Runtime rt(&ops, &instance, "fake");
+    REQUIRE(rt.supports(RuntimeOp::vmm));
+    const Error e = thrown_by([&] { rt.vmm_granularity(0); });
+    CHECK(e.status() == TIDAL_ERROR_NOT_SUPPORTED);
+    CHECK(e.message() == "the fake runtime has no virtual-memory API on device 0 (hipErrorNotSupported), so elastic "
+                         "memory is not available");
+    CHECK_FALSE(e.hint().empty());
+    // Another failure of the call is still the runtime's error, described as before.
+    CHECK(thrown_by([&] { rt.vmm_reserve(0, 2 << 20); }).status() == TIDAL_ERROR_NOT_SUPPORTED);
+}
+
 TEST_CASE("runtime: the noexcept twins of a missing operation answer the native not-supported code")
 {
     Runtime rt = fake_runtime();

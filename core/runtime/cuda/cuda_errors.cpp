@@ -1,6 +1,5 @@
 /* The module's native errors (cudaError_t): their names and texts, and the one table that
  * turns the driver's CUresult into them. */
-#include <cstdio>
 
 #include "cuda_entry_points.h"
 
@@ -37,10 +36,6 @@ constexpr DriverCode kDriverCodes[] = {
     {CUDA_ERROR_UNKNOWN, cudaErrorUnknown},
 };
 
-/* Set by not_supported(), taken by the next rt_error_name(cudaErrorNotSupported) on the
- * same thread (the core asks for the name right after the failing call). */
-thread_local const char *t_not_supported_why = nullptr;
-
 } // namespace
 
 cudaError_t from_driver(CUresult result) noexcept
@@ -51,23 +46,12 @@ cudaError_t from_driver(CUresult result) noexcept
     return cudaErrorUnknown;
 }
 
-int not_supported(const char *why) noexcept
-{
-    t_not_supported_why = why;
-    return static_cast<int>(cudaErrorNotSupported);
-}
-
 const char *rt_error_name(int native) noexcept
 {
     const char *name = cudaGetErrorName(static_cast<cudaError_t>(native));
     if (name == nullptr)
         name = "cudaErrorUnknown";
-    if (native != cudaErrorNotSupported || t_not_supported_why == nullptr)
-        return name;
-    thread_local char explained[192];
-    std::snprintf(explained, sizeof explained, "%s (%s)", name, t_not_supported_why);
-    t_not_supported_why = nullptr;
-    return explained;
+    return name;
 }
 
 const char *rt_error_string(int native) noexcept

@@ -25,11 +25,6 @@ inline int settle(cudaError_t status) noexcept
  * A code with no counterpart is cudaErrorUnknown. */
 cudaError_t from_driver(CUresult result) noexcept;
 
-/* cudaErrorNotSupported, with `why` (a string literal) shown by the next rt_error_name of
- * that code on this thread: the core prints the native name beside its own message, and
- * "cudaErrorNotSupported" alone would not say that the driver, not the device, is lacking. */
-int not_supported(const char *why) noexcept;
-
 } // namespace tidal::cuda
 
 #endif /* TIDAL_RUNTIME_CUDA_CUDA_ERRORS_H */

@@ -15,7 +15,6 @@ namespace {
  * of CUDA 12.0 is what every driver that runs a CUDA 12 or 13 runtime answers for. */
 constexpr unsigned int kDriverApiVersion = 12000;
 
-constexpr const char *kNoVmm = "this driver has no virtual-memory API";
 
 static_assert(sizeof(CUmemGenericAllocationHandle) <= sizeof(void *),
               "a chunk handle must fit in the contract's void*");
@@ -66,13 +65,14 @@ int granularity_of(const DriverVmm &vmm, int32_t device, size_t *bytes) noexcept
     return settled(vmm.get_granularity(bytes, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
 }
 
-/* Runs `body` with the driver's entry points, or answers that this driver has none. */
+/* Runs `body` with the driver's entry points, or answers cudaErrorNotSupported where this
+ * driver has none (the core's vmm_granularity says so in its error: Runtime::vmm_granularity). */
 template <typename Body>
 int with_vmm(void *rt, Body &&body) noexcept
 {
     const DriverVmm &vmm = instance(rt).vmm;
     if (!vmm.complete())
-        return not_supported(kNoVmm);
+        return static_cast<int>(cudaErrorNotSupported);
     return body(vmm);
 }
 
