@@ -136,6 +136,22 @@ tidal_status elastic_call(const char *fn, tidal_context *ctx, tidal_elastic_resu
     return status;
 }
 
+// The one way a text leaves through (buf, capacity, needed): as much as fits, NUL-terminated.
+tidal_status text_out(const char *fn, const std::string &text, char *buf, size_t capacity, size_t *needed)
+{
+    if (needed)
+        *needed = text.size() + 1;
+    if (capacity > 0) {
+        const size_t n = std::min(capacity - 1, text.size());
+        std::memcpy(buf, text.data(), n);
+        buf[n] = '\0';
+    }
+    if (capacity < text.size() + 1)
+        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL,
+                    fmt::format("{}: the text needs {} bytes, the buffer has {}", fn, text.size() + 1, capacity));
+    return TIDAL_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -300,6 +316,10 @@ TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_in
         std::snprintf(out.runtime, sizeof out.runtime, "%s", rt.name());
         std::snprintf(out.runtime_detail, sizeof out.runtime_detail, "%s", rt.detail().c_str());
         out.device_count = rt.device_count();
+        out.default_device = ctx->impl.default_device();
+        const tidal::JobEnvironment &job = ctx->impl.job();
+        out.local_rank = job.local_rank() ? job.local_rank()->value : -1;
+        out.rank = job.rank() ? job.rank()->value : -1;
         tidal::abi::write_out(info, given, out);
     });
 }
@@ -328,17 +348,21 @@ TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size
     tidal_status s = guarded(fn, [&] { text = ctx->impl.describe(); });
     if (s != TIDAL_OK)
         return s;
-    if (needed)
-        *needed = text.size() + 1;
-    if (capacity > 0) {
-        const size_t n = std::min(capacity - 1, text.size());
-        std::memcpy(buf, text.data(), n);
-        buf[n] = '\0';
-    }
-    if (capacity < text.size() + 1)
-        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL,
-                    fmt::format("{}: the text needs {} bytes, the buffer has {}", fn, text.size() + 1, capacity));
-    return TIDAL_OK;
+    return text_out(fn, text, buf, capacity, needed);
+}
+
+TIDAL_API tidal_status tidal_file_name_expand(const char *pattern, char *buf, size_t capacity, size_t *needed)
+{
+    static const char *fn = "tidal_file_name_expand";
+    if (!pattern)
+        return null_argument(fn, "pattern");
+    if (!buf && capacity > 0)
+        return null_argument(fn, "buf");
+    std::string text;
+    tidal_status s = guarded(fn, [&] { text = tidal::JobEnvironment::read().expand(pattern); });
+    if (s != TIDAL_OK)
+        return s;
+    return text_out(fn, text, buf, capacity, needed);
 }
 
 TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_t size, int32_t device)

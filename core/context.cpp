@@ -85,6 +85,15 @@ Context::Context(Settings settings) : settings_(std::move(settings))
                                 settings_.pool.backend_where, runtime_->name()),
                     "use backend = \"tidal\" (the default), or a GPU runtime (runtime = \"cuda\" or \"hip\")");
     const int32_t count = runtime_->device_count();
+    if (settings_.device_selection == DeviceSelection::local_rank) {
+        default_device_ = job_.device_for(count);
+        if (const auto &local = job_.local_rank())
+            log_info(fmt::format("device_selection = \"local-rank\": local rank {} ({}) of {} device(s): device {}",
+                                 local->value, local->variable, count, default_device_));
+        else
+            log_warn(fmt::format("device_selection = \"local-rank\", but none of {} is set: device 0",
+                                 JobEnvironment::local_rank_variables()));
+    }
     policy_devices_.resize(static_cast<size_t>(count));
     for (int32_t d = 0; d < count; ++d) {
         const tidal_rt_device_props &p = runtime_->props(d);
@@ -191,6 +200,13 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
 
 void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
 {
+    // With device_selection = "local-rank", TIDAL_DEVICE_DEFAULT is this process's device for
+    // every kind and every policy: the chain sees the index, as if the caller had named it.
+    if (desc.device == TIDAL_DEVICE_DEFAULT && default_device_ != TIDAL_DEVICE_DEFAULT) [[unlikely]] {
+        tidal_alloc_desc mine = desc;
+        mine.device = default_device_;
+        return allocate(size, mine, stream);
+    }
     const DecisionCache::Key key{size, desc.alignment, desc.kind, desc.device, desc.hints, desc.tag ? desc.tag : ""};
     // A hit is this very request (the key is all of it) validated and placed before: no
     // checks again, and once it has a route, straight to its pool.

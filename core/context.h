@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/job_environment.h"
 #include "config/settings.h"
 #include "copy/batch_copier.h"
 #include "copy/copy_engine.h"
@@ -69,6 +70,8 @@ public:
     void stream_synchronize(void *stream);
 
     const Settings &settings() const noexcept { return settings_; }
+    const JobEnvironment &job() const noexcept { return job_; }
+    int32_t default_device() const noexcept { return default_device_; }
     const Runtime &runtime() const noexcept { return *runtime_; }
     tidal_device_info device_info(int32_t device) const;
     std::string describe() const;
@@ -98,6 +101,10 @@ private:
 
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;
+    JobEnvironment job_ = JobEnvironment::read(); // the ranks the launcher exported, read once
+    // TIDAL_DEVICE_DEFAULT's meaning: itself (the chain chooses), or with device_selection =
+    // "local-rank" this process's device.
+    int32_t default_device_ = TIDAL_DEVICE_DEFAULT;
     std::vector<tidal_policy_device> policy_devices_;
     // What policies see of the system, with the budgets its device_budget reads: a copy of the
     // scheduler's, which policy hooks called under the scheduler's lock can read too.

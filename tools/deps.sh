@@ -10,8 +10,9 @@
 tidal_base_packages=(meson ninja-build pkg-config g++ python3 dpkg-dev libtomlplusplus-dev libhwloc-dev
                      libcli11-dev libfmt-dev nlohmann-json3-dev)
 # The rest of what the test command builds: test frameworks, the Fortran binding, the HIP
-# runtime module and the AMD kernels (hipcc: the ROCm 5.2 / clang-15 stack, ~300 packages).
-tidal_test_packages=(python3-pytest libcmocka-dev doctest-dev gfortran libamdhip64-dev hipcc)
+# runtime module and the AMD kernels (hipcc: the ROCm 5.2 / clang-15 stack, ~300 packages), and
+# Open MPI for the MPI examples and the `mpi` suite.
+tidal_test_packages=(python3-pytest libcmocka-dev doctest-dev gfortran libamdhip64-dev hipcc openmpi-bin libopenmpi-dev)
 # An AMD GPU (the ROCm kernel driver's /dev/kfd): the base set gets the HIP runtime module too.
 tidal_amd_packages=(libamdhip64-dev)
 

@@ -636,8 +636,14 @@ typedef struct tidal_system_info {
     char runtime[16];     /* "sim", "hip" or "cuda" */
     char runtime_detail[128]; /* e.g. "CUDA runtime 13000, driver 13000" or "simulated: profile h200" */
     int32_t device_count;
+    /* Appended after 0.1 (written only when struct_size covers them). */
+    int32_t default_device; /* what TIDAL_DEVICE_DEFAULT means here: a device index with
+                             * device_selection = "local-rank", else TIDAL_DEVICE_DEFAULT
+                             * (the policy chain chooses; the core's default is device 0) */
+    int32_t local_rank;     /* node-local rank from the launcher's environment, -1 when none */
+    int32_t rank;           /* job-wide rank from the launcher's environment, -1 when none */
 } tidal_system_info;
-#define TIDAL_SYSTEM_INFO_INIT { sizeof(tidal_system_info), {0}, {0}, 0 }
+#define TIDAL_SYSTEM_INFO_INIT { sizeof(tidal_system_info), {0}, {0}, 0, TIDAL_DEVICE_DEFAULT, -1, -1 }
 
 typedef struct tidal_device_info {
     size_t struct_size;   /* sizeof(tidal_device_info) */
@@ -669,6 +675,17 @@ TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
  *  @return BUFFER_TOO_SMALL when capacity < *needed (buf then holds a truncated text). */
 TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity,
                                              size_t *needed);
+
+/* =====================================================================================
+ * Parallel jobs
+ * =================================================================================== */
+/*! tidal_file_name_expand() : `pattern` with %r (the job-wide rank, from the first of
+ *  OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK that is set; 0 outside a job), %p (the
+ *  process id) and %% (a percent sign) expanded, as tidal expands every file name it writes.
+ *  Writes like tidal_config_describe. Needs no context.
+ *  @return INVALID_ARGUMENT for any other % sequence; CONFIG when the rank variable holds no
+ *  whole number; BUFFER_TOO_SMALL when capacity < *needed. */
+TIDAL_API tidal_status tidal_file_name_expand(const char *pattern, char *buf, size_t capacity, size_t *needed);
 
 #ifdef __cplusplus
 }

@@ -127,6 +127,9 @@ module tidal
      character(len=:), allocatable :: runtime        ! "sim", "hip" or "cuda"
      character(len=:), allocatable :: runtime_detail
      integer :: device_count = 0
+     integer :: default_device = TIDAL_DEVICE_DEFAULT ! an index with device_selection = "local-rank"
+     integer :: local_rank = -1                       ! from the launcher's environment, -1: none
+     integer :: rank = -1
   end type tidal_system
 
   !> One device's capabilities (tidal_get_device).
@@ -613,6 +616,9 @@ contains
     call tidal_f_chars(raw%runtime, system%runtime)
     call tidal_f_chars(raw%runtime_detail, system%runtime_detail)
     system%device_count = raw%device_count
+    system%default_device = raw%default_device
+    system%local_rank = raw%local_rank
+    system%rank = raw%rank
   end subroutine tidal_get_system
 
   !> One device's capabilities; NOT_FOUND for an index the runtime does not have.

@@ -35,6 +35,7 @@ module tidal_c
             tidal_copy_batch, &
             tidal_register, tidal_unregister, tidal_check_run, &
             tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
+            tidal_file_name_expand, &
             tidal_pool_stats_get, tidal_pool_trim
 
   ! ---- Structs. Default initialisation plays the role of the C *_INIT macros, except
@@ -173,6 +174,9 @@ module tidal_c
      character(kind=c_char) :: runtime(16) = achar(0)
      character(kind=c_char) :: runtime_detail(128) = achar(0)
      integer(c_int32_t) :: device_count = 0
+     integer(c_int32_t) :: default_device = TIDAL_DEVICE_DEFAULT
+     integer(c_int32_t) :: local_rank = -1
+     integer(c_int32_t) :: rank = -1
   end type tidal_system_info
 
   !> tidal_device_info: one device's capabilities.
@@ -682,5 +686,18 @@ module tidal_c
        integer(c_size_t), intent(out), optional :: needed
        integer(c_int) :: status
      end function tidal_config_describe
+
+     ! tidal_status tidal_file_name_expand(const char *pattern, char *buf, size_t capacity,
+     !                                     size_t *needed);
+     ! pattern: a NUL-terminated string (trim(name)//c_null_char).
+     function tidal_file_name_expand(pattern, buf, capacity, needed) result(status) &
+          bind(C, name='tidal_file_name_expand')
+       import :: c_int, c_ptr, c_size_t, c_char
+       character(kind=c_char), intent(in) :: pattern(*)
+       type(c_ptr), value :: buf
+       integer(c_size_t), value :: capacity
+       integer(c_size_t), intent(out), optional :: needed
+       integer(c_int) :: status
+     end function tidal_file_name_expand
   end interface
 end module tidal_c

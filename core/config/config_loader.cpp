@@ -23,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 14> kTopKeys = {
-    "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration",
+constexpr std::array<std::string_view, 15> kTopKeys = {
+    "runtime", "log_level", "device_selection", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration",
     "security", "elastic"};
 constexpr std::array<std::string_view, 1> kSecurityKeys = {"allow_writable_plugins"};
 constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
@@ -38,6 +38,7 @@ constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", 
 constexpr std::array<std::string_view, 2> kElasticHomes = {"lazy", "eager"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
+constexpr std::array<std::string_view, 2> kDeviceSelections = {"first", "local-rank"};
 constexpr std::array<std::string_view, 6> kSimKeys = {"devices", "capacity", "page_size",
                                                       "xnack",   "profile",  "fault"};
 constexpr std::array<std::string_view, 4> kFaultKeys = {"operation", "nth", "count", "error"};
@@ -345,6 +346,10 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
         read_runtime(r, *n, s);
     if (const toml::node *n = doc.get("log_level"))
         s.log_level = to_log_level(r.choice(*n, "log_level", kLogLevels));
+    if (const toml::node *n = doc.get("device_selection"))
+        s.device_selection = r.choice(*n, "device_selection", kDeviceSelections) == "local-rank"
+                                 ? DeviceSelection::local_rank
+                                 : DeviceSelection::first;
     if (const toml::node *n = doc.get("policy_path"))
         s.policy_path = read_paths(r, *n, "policy_path", s.base_dir);
     if (const toml::node *n = doc.get("runtime_path"))
@@ -439,6 +444,12 @@ void apply_environment(Settings &s)
     if (auto v = env_value("TIDAL_LOG_LEVEL")) {
         s.log_level = to_log_level(env_choice("TIDAL_LOG_LEVEL", *v, kLogLevels));
         record("TIDAL_LOG_LEVEL", *v);
+    }
+    if (auto v = env_value("TIDAL_DEVICE_SELECTION")) {
+        s.device_selection = env_choice("TIDAL_DEVICE_SELECTION", *v, kDeviceSelections) == "local-rank"
+                                 ? DeviceSelection::local_rank
+                                 : DeviceSelection::first;
+        record("TIDAL_DEVICE_SELECTION", *v);
     }
     if (auto v = env_value("TIDAL_POLICY_PATH")) {
         prepend_env_paths("TIDAL_POLICY_PATH", *v, s.policy_path);

@@ -130,9 +130,14 @@ struct SecuritySettings {
     bool allow_writable_plugins = false;
 };
 
+// What TIDAL_DEVICE_DEFAULT means: the policy chain's choice (core default 0), or one device
+// per process picked by its node-local rank (config/job_environment.h).
+enum class DeviceSelection { first, local_rank };
+
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
     LogLevel log_level = LogLevel::warn;
+    DeviceSelection device_selection = DeviceSelection::first;
     std::vector<std::filesystem::path> policy_path;        // absolute after loading
     std::vector<std::filesystem::path> runtime_path;       // absolute after loading
     std::vector<std::string> policies;                     // the chain, in order

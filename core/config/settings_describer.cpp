@@ -184,6 +184,11 @@ std::string describe_settings(const Settings &s)
     os << "\n";
     os << "runtime = " << quote(s.runtime) << "\n";
     os << "log_level = " << quote(log_level_name(s.log_level)) << "\n";
+    os << "device_selection = "
+       << (s.device_selection == DeviceSelection::local_rank
+               ? "\"local-rank\"  # TIDAL_DEVICE_DEFAULT: the node-local rank round-robin over the devices"
+               : "\"first\"  # TIDAL_DEVICE_DEFAULT: the policy chain chooses (core default: device 0)")
+       << "\n";
     auto path_text = [](const std::filesystem::path &p) { return p.string(); };
     auto same = [](const std::string &x) { return x; };
     os << "policy_path = " << list(s.policy_path, path_text) << "\n";

@@ -102,6 +102,9 @@ program test_abi_layout
   call offset_is('tidal_system_info', 'runtime_detail', c_loc(system_info), &
                  c_loc(system_info%runtime_detail))
   call offset_is('tidal_system_info', 'device_count', c_loc(system_info), c_loc(system_info%device_count))
+  call offset_is('tidal_system_info', 'default_device', c_loc(system_info), c_loc(system_info%default_device))
+  call offset_is('tidal_system_info', 'local_rank', c_loc(system_info), c_loc(system_info%local_rank))
+  call offset_is('tidal_system_info', 'rank', c_loc(system_info), c_loc(system_info%rank))
 
   call size_is('tidal_device_info', c_sizeof(device_info))
   call offset_is('tidal_device_info', 'struct_size', c_loc(device_info), c_loc(device_info%struct_size))

@@ -112,3 +112,31 @@ def test_version():
     major, minor, patch = (int(p) for p in tidal.version().split("."))
     assert tidal.version_number() == major * 10000 + minor * 100 + patch
     assert os.path.basename(tidal.library_path()).startswith("libtidal.so")
+
+
+_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK",
+                   "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK")
+
+
+def test_local_rank_device_selection(monkeypatch):
+    for name in _RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLURM_LOCALID", "5")
+    monkeypatch.setenv("SLURM_PROCID", "9")
+    with tidal.Context(sim_config('device_selection = "local-rank"\n[sim]\ndevices = 2\n')) as ctx:
+        info = ctx.system_info()
+        assert (info.default_device, info.local_rank, info.rank) == (1, 5, 9)
+        with ctx.alloc(4096, kind=tidal.Kind.DEVICE) as a:
+            assert ctx.query(a).device == 1
+    with tidal.Context(sim_config("[sim]\ndevices = 2\n")) as ctx:
+        assert ctx.system_info().default_device == tidal.DEVICE_DEFAULT
+
+
+def test_file_name_expand(monkeypatch):
+    for name in _RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert tidal.file_name_expand("s-%r-%p.json") == f"s-0-{os.getpid()}.json"
+    monkeypatch.setenv("RANK", "4")
+    assert tidal.file_name_expand("t%r%%") == "t4%"
+    with pytest.raises(tidal.InvalidArgumentError, match="%q"):
+        tidal.file_name_expand("bad%q")

@@ -11,6 +11,13 @@
 namespace tidal_tool {
 namespace {
 
+// The device device_selection = "local-rank" would pick, whatever is configured: the local
+// rank round-robin over the devices (the library's rule, JobEnvironment::device_for).
+int32_t local_rank_device(const tidal_system_info &sys)
+{
+    return sys.local_rank >= 0 && sys.device_count > 0 ? sys.local_rank % sys.device_count : 0;
+}
+
 struct ProbeOptions {
     std::string config;
     std::string runtime;
@@ -73,6 +80,10 @@ int run_probe(const ProbeOptions &o)
         j["tidal_version"] = tidal_version_string();
         j["runtime"] = sys.runtime;
         j["runtime_detail"] = sys.runtime_detail;
+        j["job"] = {{"rank", sys.rank},
+                    {"local_rank", sys.local_rank},
+                    {"local_rank_device", local_rank_device(sys)},
+                    {"default_device", sys.default_device}};
         j["devices"] = nlohmann::json::array();
         for (const auto &d : devices) {
             j["devices"].push_back({
@@ -103,6 +114,16 @@ int run_probe(const ProbeOptions &o)
     }
     fmt::print("tidal {}\nruntime: {} ({})\ndevices: {}\n", tidal_version_string(), sys.runtime, sys.runtime_detail,
                sys.device_count);
+    if (sys.local_rank >= 0 || sys.rank >= 0)
+        fmt::print("job: rank {}, local rank {}: device_selection = \"local-rank\" picks device {}\n",
+                   sys.rank >= 0 ? std::to_string(sys.rank) : "unknown",
+                   sys.local_rank >= 0 ? std::to_string(sys.local_rank) : "unknown", local_rank_device(sys));
+    else
+        fmt::print("job: no rank in the environment (one process; device_selection = \"local-rank\" picks device 0)\n");
+    fmt::print("default device: {}\n", sys.default_device >= 0
+                                           ? fmt::format("{} (device_selection = \"local-rank\")", sys.default_device)
+                                           : std::string("chosen by the policy chain (device_selection = \"first\"; "
+                                                         "the core's default is device 0)"));
     for (const auto &d : devices) {
         const bool simulated = d.flags & TIDAL_DEVICE_FLAG_SIMULATED;
         fmt::print("\ndevice {}: {}{}\n", d.index, d.name, simulated ? "  [SIMULATED DEVICE: no GPU is used]" : "");

@@ -14,7 +14,7 @@ PyTorch's CUDA allocator.
 from ._native import DEVICE_DEFAULT, DEVICE_HOST, KIND_COUNT, LOCATION_NONE, TAG_MAX
 from .context import (AccessRange, Allocation, CheckResult, Context, DeviceInfo, ElasticResult,
                       MigrationStats,
-                      PointerInfo, PoolStats, RangeInfo, SystemInfo, kind_name, library_path,
+                      PointerInfo, PoolStats, RangeInfo, SystemInfo, file_name_expand, kind_name, library_path,
                       status_name, status_string, version, version_number)
 from .enums import (Access, Advice, CheckKind, Coherency, DeviceFlag, Hint, Kind, Offload, Restore,
                     Status, Xnack)
@@ -29,7 +29,7 @@ __all__ = [
     "DEVICE_DEFAULT", "DEVICE_HOST", "KIND_COUNT", "LOCATION_NONE", "TAG_MAX",
     "AccessRange", "Allocation", "CheckResult", "Context", "DeviceInfo", "ElasticResult", "MigrationStats",
     "PointerInfo", "PoolStats", "RangeInfo", "SystemInfo",
-    "kind_name", "library_path", "status_name", "status_string", "version", "version_number",
+    "file_name_expand", "kind_name", "library_path", "status_name", "status_string", "version", "version_number",
     "Access", "Advice", "CheckKind", "Coherency", "DeviceFlag", "Hint", "Kind", "Offload", "Restore", "Status",
     "Xnack",
     "TidalError", "InvalidArgumentError", "OutOfMemoryError", "NotSupportedError", "NoDeviceError",

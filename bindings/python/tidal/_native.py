@@ -165,6 +165,9 @@ class SystemInfo(ctypes.Structure):
         ("runtime", ctypes.c_char * 16),
         ("runtime_detail", ctypes.c_char * 128),
         ("device_count", ctypes.c_int32),
+        ("default_device", ctypes.c_int32),
+        ("local_rank", ctypes.c_int32),
+        ("rank", ctypes.c_int32),
     ]
 
 
@@ -239,6 +242,7 @@ PROTOTYPES = {
     "tidal_system_info_get": (c_status, [_ctx, _P(SystemInfo)]),
     "tidal_device_info_get": (c_status, [_ctx, ctypes.c_int32, _P(DeviceInfo)]),
     "tidal_config_describe": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
+    "tidal_file_name_expand": (c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
 }
 
 # Functions of the newest part of the header. A library built before them still loads; calling

@@ -78,6 +78,18 @@ def version_number() -> int:
     return int(lib.tidal_version_number())
 
 
+def file_name_expand(pattern: str) -> str:
+    """tidal_file_name_expand: %r (the job-wide rank), %p (the process id), %% expanded."""
+    raw = pattern.encode()
+    needed = ctypes.c_size_t()
+    status = lib.tidal_file_name_expand(raw, None, 0, ctypes.byref(needed))
+    if status not in (0, 13):  # 13: BUFFER_TOO_SMALL, which asks for the length
+        _check(status)
+    buf = ctypes.create_string_buffer(needed.value)
+    _check(lib.tidal_file_name_expand(raw, buf, len(buf), ctypes.byref(needed)))
+    return _text(buf.value)
+
+
 def library_path() -> str:
     """The libtidal file this process loaded."""
     return lib.path
@@ -160,6 +172,9 @@ class SystemInfo:
     runtime: str         # "sim", "hip" or "cuda"
     runtime_detail: str
     device_count: int
+    default_device: int  # an index with device_selection = "local-rank", else -1 (DEVICE_DEFAULT)
+    local_rank: int      # from the launcher's environment, -1 when none
+    rank: int
 
 
 @dataclasses.dataclass(frozen=True)
