@@ -19,7 +19,8 @@
 //    the hints naming it, so that none dangles. Freeing and reviving an item writes none.
 //
 // The index itself holds no lock. A bucket and the page hints belong to the registry shard that owns its granule
-// (the registry shards by granule) and is read and written only under that shard's lock.
+// (the registry shards by granule) and are written only under that shard's lock; buckets are
+// read under it too, hints also without it (a sequence-lock reader, see registry/shard_lock.h).
 // Covers are atomic words anyone may write: a cover is a hint, naming a base that the reader
 // checks against the bucket of that base under its shard's lock (a stale cover names a freed
 // or smaller allocation and is rejected). No cover is ever needed for correctness except the
@@ -126,7 +127,7 @@ public:
             return;
         const uintptr_t last = granule_of(base + size - 1) == granule_of(base) ? base + size - 1 : base | (kGranule - 1);
         for (size_t p = page_of(base); p <= page_of(last); ++p)
-            g->pages[p] = item;
+            set_hint(g->pages[p], item);
     }
     // Clears every hint of base's granule naming `item` (before it goes away). All of them, not
     // only those of its present pages: it may have been found while it was larger.
@@ -135,8 +136,11 @@ public:
         if (Granule *g = find_granule(base))
             for (T *&h : g->pages)
                 if (h == item)
-                    h = nullptr;
+                    set_hint(h, nullptr);
     }
+    // Hints are written under the owning shard's lock but read without it (a reader checks the
+    // shard's sequence count around its read): one whole store, which such a reader loads once.
+    static void set_hint(T *&h, T *item) noexcept { std::atomic_ref(h).store(item, std::memory_order_relaxed); }
 
     // The bases that may contain `a` from an earlier granule: granule, 16 MiB block, 4 GiB block.
     std::array<uintptr_t, 3> covers(uintptr_t a) const noexcept

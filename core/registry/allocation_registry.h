@@ -4,10 +4,12 @@
 // meet on a lock (one shared lock made 16 threads slower than one), and a thread working
 // through one slab keeps using one shard's cache lines.
 //
-// Lookups of an interior pointer go through an AddressIndex (address_index.h): the granule's
-// bucket of bases, under the lock of the shard that owns the granule, then the covers of the
-// address (the bases of allocations reaching in from below), each checked under its own
-// shard's lock. That is a handful of steps whatever the number of live allocations, where
+// Lookups of an interior pointer go through an AddressIndex (address_index.h): first the page
+// hint of the address, read without a lock (the shard's lock is a sequence lock: a reader only
+// checks that no writer came by, so threads querying at once write no shared cache line); else
+// the granule's bucket of bases, under the lock of the shard that owns the granule, then the
+// covers of the address (the bases of allocations reaching in from below), each checked under
+// its own shard's lock. That is a handful of steps whatever the number of live allocations, where
 // asking all 64 shards' maps was 0.9 µs at 10^3 and 59 µs at 10^6 live allocations.
 //
 // A freed allocation's map node stays behind, marked dead, so that the next allocation at the
@@ -30,8 +32,8 @@
 
 #include "registry/address_index.h"
 #include "registry/allocation_record.h"
-#include "sync/spin_lock.h"
 #include "registry/node_recycler.h"
+#include "registry/shard_lock.h"
 
 namespace tidal {
 
@@ -89,7 +91,7 @@ private:
     using Index = AddressIndex<Slot>;
 
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
-        mutable SpinLock mutex;
+        mutable ShardLock mutex; // writers lock it; an interior query through a page hint only reads it
         NodeFreeList nodes; // before `slots`: outlives the map's own teardown
         SlotMap slots{NodeRecycler<std::pair<const uintptr_t, Slot>>(&nodes)}; // keyed by base, live and dead
         size_t live = 0, dead = 0;
@@ -140,6 +142,11 @@ private:
     // The exact base `c` (named by a cover) when live and containing `a`.
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
     std::optional<AllocationRecord> find_interior(uintptr_t a, Vacancy *vacancy = nullptr) const;
+    // The record of the live allocation that a's page hint names, if it contains `a`, read
+    // without a lock: false when there is no such hint or a writer of a's shard came by (then
+    // lookup() decides, under the lock, and *out holds nothing of use). Two cache lines and the
+    // record's, and no store to memory another thread reads.
+    bool read_hinted(uintptr_t a, AllocationRecord *out) const noexcept;
     // Every shard's map: for an address beyond the index, and for a vacancy's end that lies
     // outside the address's granule.
     std::optional<AllocationRecord> scan_shards(uintptr_t a, Vacancy *vacancy) const;

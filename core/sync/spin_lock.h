@@ -24,12 +24,8 @@ public:
         for (unsigned spins = 0;; ++spins) {
             if (!locked_.exchange(true, std::memory_order_acquire))
                 return;
-            while (locked_.load(std::memory_order_relaxed)) {
-                if (spins++ < kSpinsBeforeYield)
-                    pause();
-                else
-                    std::this_thread::yield();
-            }
+            while (locked_.load(std::memory_order_relaxed))
+                backoff(spins++);
         }
     }
     bool try_lock() noexcept
@@ -38,14 +34,20 @@ public:
     }
     void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
+    // A waiter's step after `spins` failed tries: pause briefly, then yield.
+    static void backoff(unsigned spins) noexcept
+    {
+        if (spins < kSpinsBeforeYield) {
+#if defined(__x86_64__) || defined(__i386__)
+            _mm_pause();
+#endif
+        } else {
+            std::this_thread::yield();
+        }
+    }
+
 private:
     static constexpr unsigned kSpinsBeforeYield = 64;
-    static void pause() noexcept
-    {
-#if defined(__x86_64__) || defined(__i386__)
-        _mm_pause();
-#endif
-    }
     std::atomic<bool> locked_{false};
 };
 

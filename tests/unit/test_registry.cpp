@@ -561,3 +561,50 @@ TEST_CASE("node arena: aligned blocks that never overlap, from chunks that grow 
     list.push(a);
     CHECK(list.pop(bytes) == a);
 }
+
+TEST_CASE("index: a query without the shard lock never returns a record torn by a writer of the same block")
+{
+    // One base freed and revived again and again as two different records, each consistent in
+    // itself (its size, device, advice and every byte of its tag say which one it is), while
+    // readers query an address both contain through its page hint. A record copied while the
+    // writer was rewriting it mixes the two: the sequence count must send that reader to the lock.
+    AllocationRegistry reg;
+    const uintptr_t base = 0x7f7000000000;
+    auto version = [&](int v) {
+        AllocationRecord r = record(base, v ? 0x1000 : 0x800);
+        r.device = v;
+        r.advice = v ? 0xffffffffu : 0;
+        std::memset(r.tag, v ? 'b' : 'a', sizeof r.tag - 1);
+        return r;
+    };
+    reg.insert(version(0));
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        for (int k = 0; !stop.load(); ++k) {
+            REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+            reg.insert(version(k % 2));
+        }
+    });
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 2; ++t)
+        readers.emplace_back([&] {
+            for (int i = 0, found = 0; found < 30000; ++i) {
+                const auto r = reg.find(at(base + 0x10 + i % 0x7f0));
+                if (!r) { // between the free and the revival
+                    std::this_thread::yield(); // a preempted writer may hold it there for a while
+                    continue;
+                }
+                ++found;
+                const int v = r->size == 0x1000;
+                REQUIRE(r->base == at(base));
+                REQUIRE(r->device == v);
+                REQUIRE(r->advice == (v ? 0xffffffffu : 0u));
+                for (size_t c = 0; c + 1 < sizeof r->tag; ++c)
+                    REQUIRE(r->tag[c] == (v ? 'b' : 'a'));
+            }
+        });
+    for (auto &th : readers)
+        th.join();
+    stop = true;
+    writer.join();
+}

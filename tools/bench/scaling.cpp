@@ -10,11 +10,14 @@
 // The query's addresses are computed before it is timed and read in order: picking them from
 // the array of N pointers at random was a cache miss of the benchmark's own at 10^6 (8 MB).
 //
-// --threads R: at the largest N, R threads doing interior queries (then queries and copies) while --churn C
-// other threads allocate and free, against one such thread (with the same C churning): the
-// readers' total throughput and its speed-up.
+// --threads R: at the largest N (--threads-only: at --max), 1, 2, 4, ... R threads doing interior
+// queries while --churn C other threads allocate and free; then queries each followed by an
+// interior tidal_copy between pinned host allocations (the copy engine's host path), then between
+// device allocations (the runtime's copy: serialised by the simulated device). Per row: the
+// readers' total calls/s, the churning threads' pairs/s, and the speed-up over one reader with
+// the same C churning. --seconds S: how long each row runs (default 2).
 //
-//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only] [--json]
+//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--seconds S] [--threads-only] [--json]
 // --quick: N = 10^3 and 10^4 only, fewer calls (the bench-smoke test); --max N: sizes up to N;
 // --json: the same figures as one JSON object on stdout instead of the tables.
 // Public API only.
@@ -185,14 +188,23 @@ double declare_ns(const std::string &runtime, size_t n, int reps)
     return ns;
 }
 
-// Calls per second of `readers` threads doing interior queries (and, with `copies`, copies:
-// those also measure the runtime's copy path) on n live allocations while `churn` threads
-// allocate and free.
-double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsigned churn, double secs, bool copies,
+// What the reader threads call: interior queries alone, or each query followed by a tidal_copy
+// of 64 bytes between interior ranges of two live allocations, either pinned host memory (the
+// copy engine's host path: no runtime call) or device memory (the runtime's copy: on the
+// simulated device every runtime call takes one lock, TIDAL_SIM_SERIALIZE, so it cannot scale).
+enum class Calls { query, copy_pinned, copy_device };
+const char *calls_name(Calls c)
+{
+    return c == Calls::query ? "query" : c == Calls::copy_pinned ? "query+copy pinned" : "query+copy device";
+}
+
+// Calls per second of `readers` threads doing `calls` on n live allocations while `churn`
+// threads allocate and free 4 KiB device blocks.
+double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsigned churn, double secs, Calls calls,
                    double *churn_rate)
 {
     tidal_context *ctx = open(runtime);
-    const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
+    const std::vector<char *> live = allocate(ctx, n, calls == Calls::copy_pinned ? TIDAL_KIND_PINNED : TIDAL_KIND_DEVICE);
     std::atomic<bool> go{false}, stop{false};
     std::atomic<uint64_t> reads{0}, pairs{0};
     std::vector<std::thread> threads;
@@ -210,6 +222,7 @@ double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsig
             }
             pairs += k;
         });
+    const bool copies = calls != Calls::query;
     for (unsigned t = 0; t < readers; ++t)
         threads.emplace_back([&, t] {
             std::mt19937_64 rng(t + 1);
@@ -241,6 +254,16 @@ double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsig
     return static_cast<double>(reads.load()) / elapsed;
 }
 
+// 1, 2, 4, ... readers up to `most`, and `most` itself.
+std::vector<unsigned> reader_counts(unsigned most)
+{
+    std::vector<unsigned> v;
+    for (unsigned r = 1; r < most; r *= 2)
+        v.push_back(r);
+    v.push_back(most);
+    return v;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -249,6 +272,7 @@ int main(int argc, char **argv)
     size_t max = 1000000;
     int reps = 5;
     unsigned readers = 0, churn = 2;
+    double secs = 2.0;
     bool quick = false, threads_only = false, json = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -262,6 +286,8 @@ int main(int argc, char **argv)
             readers = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
         else if (a == "--churn" && i + 1 < argc)
             churn = static_cast<unsigned>(std::max(0, std::atoi(argv[++i])));
+        else if (a == "--seconds" && i + 1 < argc)
+            secs = std::max(0.05, std::atof(argv[++i]));
         else if (a == "--quick")
             quick = true;
         else if (a == "--threads-only")
@@ -269,13 +295,14 @@ int main(int argc, char **argv)
         else if (a == "--json")
             json = true;
         else {
-            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--threads-only] [--json]\n");
+            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--seconds S] [--threads-only] [--json]\n");
             return 2;
         }
     }
     if (quick) {
         max = std::min<size_t>(max, 10000);
         reps = std::min(reps, 3);
+        secs = std::min(secs, 0.3);
     }
     const size_t calls = quick ? 20000 : 200000;
 
@@ -324,25 +351,29 @@ int main(int argc, char **argv)
     sep = "";
     if (readers) {
         const size_t n = largest ? largest : 1000;
-        const double secs = quick ? 0.3 : 2.0;
-        for (const bool copies : {false, true}) {
-            double churn1 = 0, churn_n = 0;
-            const double one = reader_rate(runtime, n, 1, churn, secs, copies, &churn1);
-            const double many = reader_rate(runtime, n, readers, churn, secs, copies, &churn_n);
-            if (json) {
-                std::printf("%s\n  {\"live\": %zu, \"calls\": \"%s\", \"churn_threads\": %u, \"readers\": %u, "
-                            "\"calls_per_s_1\": %.0f, \"calls_per_s_n\": %.0f, \"churn_pairs_per_s_1\": %.0f, "
-                            "\"churn_pairs_per_s_n\": %.0f, \"speedup\": %.2f, \"hardware_threads\": %u}",
-                            sep, n, copies ? "query+copy" : "query", churn, readers, one, many, churn1, churn_n, many / one,
-                            std::thread::hardware_concurrency());
+        if (!json)
+            std::printf("\n# %zu live; readers' calls/s (a query, or a query and a copy, count 2) while %u threads "
+                        "allocate and free; %u hardware threads\n%20s %8s %14s %14s %10s\n",
+                        n, churn, std::thread::hardware_concurrency(), "calls", "readers", "calls/s", "churn pairs/s",
+                        "speed-up");
+        for (const Calls calls : {Calls::query, Calls::copy_pinned, Calls::copy_device}) {
+            double one = 0;
+            for (const unsigned r : reader_counts(readers)) {
+                double churned = 0;
+                const double rate = reader_rate(runtime, n, r, churn, secs, calls, &churned);
+                if (r == 1)
+                    one = rate;
+                if (json)
+                    std::printf("%s\n  {\"live\": %zu, \"calls\": \"%s\", \"churn_threads\": %u, \"readers\": %u, "
+                                "\"calls_per_s\": %.0f, \"churn_pairs_per_s\": %.0f, \"speedup\": %.2f, "
+                                "\"hardware_threads\": %u}",
+                                sep, n, calls_name(calls), churn, r, rate, churned, rate / one,
+                                std::thread::hardware_concurrency());
+                else
+                    std::printf("%20s %8u %14.4g %14.4g %9.2fx\n", calls_name(calls), r, rate, churned, rate / one);
+                std::fflush(stdout);
                 sep = ",";
-                continue;
             }
-            std::printf("\n# %zu live; interior %s calls/s while %u threads allocate and free\n", n,
-                        copies ? "query + copy" : "query", churn);
-            std::printf("1 thread: %.3g calls/s (churn %.3g pairs/s); %u threads: %.3g calls/s (churn %.3g pairs/s); "
-                        "speed-up %.1fx (%u hardware threads)\n",
-                        one, churn1, readers, many, churn_n, many / one, std::thread::hardware_concurrency());
         }
     }
     if (json)
