@@ -77,7 +77,7 @@ std::optional<Figure> smallest_copy_us(const BenchResults &r, const std::string 
     if (s.empty())
         return std::nullopt;
     return Figure{s.front().seconds * 1e6,
-                  fmt::format("the runtime's memcpy ({}) of {}, timed with events: the fixed cost of one copy", series,
+                  fmt::format("the runtime's memcpy ({}) of {}, timed on the wall clock around the call: the fixed cost of one copy", series,
                               format_bytes(s.front().size))};
 }
 
