@@ -213,6 +213,8 @@ std::optional<std::string> hardware_profile(const BenchResults &r, std::string *
     t += fmt::format("# {}\nl2_size = {}\n", d.l2_size ? "as the runtime reports it" : "unknown to the runtime", d.l2_size);
     t += fmt::format("# do managed pages migrate on a device fault (TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT)?\nxnack = {}\n",
                      migrates ? "true" : "false");
+    t += fmt::format("# as the runtime reports it (TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS)\nhost_native_atomics = {}\n",
+                     (d.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS) ? "true" : "false");
 
     t += "\n[bandwidth]\n";
     entry(t, "h2d_pageable", *bw_h2d_pageable, 2);
