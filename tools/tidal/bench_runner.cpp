@@ -296,7 +296,10 @@ void BenchRunner::measure_bandwidth(BenchResults &out, ProgressBar &bar)
     // on the H200 (issue 17). The event figure stays as an extra, labelled series.
     out.notes.push_back("bandwidth 'runtime' and 'tidal_copy' are timed the same way: the wall clock (tidal_clock) around "
                         "one synchronous call, the same buffers, median of repeated runs; 'runtime' is the runtime's "
-                        "own memcpy (TIDAL_CHECK_RUNTIME_COPY), 'tidal_copy' is tidal_copy (pageable memory staged "
+                        "own memcpy through tidal_check_run (TIDAL_CHECK_RUNTIME_COPY: an asynchronous copy on the "
+                        "check's stream between two event records, then an event synchronisation, a few microseconds "
+                        "more than a plain synchronous memcpy, so at small sizes this column reads a little low), "
+                        "'tidal_copy' is tidal_copy (pageable memory staged "
                         "through pinned chunks); 'rt_events' (extra) is the runtime's memcpy of the same runs timed "
                         "between runtime events, which leaves out the call and the synchronisation; d2d counts read "
                         "and write traffic");
