@@ -18,8 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 4> kTopKeys = {"name", "device", "bandwidth", "latency"};
-constexpr std::array<std::string_view, 8> kDeviceKeys = {
-    "name", "vendor", "arch", "capacity", "page_size", "l2_size", "xnack", "vmm_granularity"};
+constexpr std::array<std::string_view, 9> kDeviceKeys = {
+    "name", "vendor", "arch", "capacity", "page_size", "l2_size", "xnack", "vmm_granularity", "host_native_atomics"};
 constexpr std::array<std::string_view, 2> kVendors = {"nvidia", "amd"};
 
 struct Rate {
@@ -27,7 +27,7 @@ struct Rate {
     double SimProfile::*field;
     bool optional = false; // absent: the field stays 0, which the cost model reads as "see its fallback"
 };
-constexpr std::array<Rate, 12> kBandwidths = {{
+constexpr std::array<Rate, 15> kBandwidths = {{
     {"h2d_pageable", &SimProfile::h2d_pageable_bw},
     {"h2d_pinned", &SimProfile::h2d_pinned_bw},
     {"d2h_pageable", &SimProfile::d2h_pageable_bw},
@@ -40,6 +40,9 @@ constexpr std::array<Rate, 12> kBandwidths = {{
     {"host_memcpy", &SimProfile::host_memcpy_bw},
     {"prefetch_h2d_duplicate", &SimProfile::prefetch_h2d_duplicate_bw, true},
     {"remote_managed", &SimProfile::remote_managed_bw, true},
+    {"readmostly_collapse", &SimProfile::readmostly_collapse_bw, true},
+    {"staging_memcpy", &SimProfile::staging_memcpy_bw, true},
+    {"host_memcpy_thread", &SimProfile::host_memcpy_thread_bw, true},
 }};
 constexpr std::array<Rate, 11> kLatencies = {{
     {"copy", &SimProfile::copy_latency},
@@ -92,6 +95,9 @@ void read_device(const TomlReader &r, const toml::table &t, SimProfile &p)
 
     p.l2_size = r.size(r.required(t, "device", "l2_size"), "device.l2_size");
     p.xnack = r.boolean(r.required(t, "device", "xnack"), "device.xnack");
+    if (const toml::node *n = t.get("host_native_atomics"))
+        p.host_native_atomics = r.boolean(*n, "device.host_native_atomics");
+
     if (const toml::node *n = t.get("vmm_granularity")) {
         p.vmm_granularity = r.size(*n, "device.vmm_granularity");
         if (!power_of_two(p.vmm_granularity) || p.vmm_granularity < 4096)

@@ -6,9 +6,12 @@
 // `name` is required):
 //   name = "h200"                    optional; defaults to the file's stem
 //   [device]    name, vendor ("nvidia" | "amd"), arch, capacity, page_size, l2_size (integer
-//               bytes or size strings), xnack (true = managed pages migrate on a device fault)
+//               bytes or size strings), xnack (true = managed pages migrate on a device fault),
+//               optional: vmm_granularity, host_native_atomics (default true)
 //   [bandwidth] GB/s (10^9 B/s): h2d_pageable, h2d_pinned, d2h_pageable, d2h_pinned, d2d,
-//               prefetch_h2d, prefetch_d2h, fault, zero_copy, host_memcpy
+//               prefetch_h2d, prefetch_d2h, fault, zero_copy, host_memcpy; optional:
+//               prefetch_h2d_duplicate, remote_managed, readmostly_collapse, staging_memcpy,
+//               host_memcpy_thread
 //   [latency]   microseconds: copy, kernel_launch, fault, alloc_device, alloc_pinned,
 //               alloc_managed
 // SimProfile holds them converted to bytes/second and seconds.

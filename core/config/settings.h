@@ -38,12 +38,16 @@ struct SimProfile {
     uint64_t page_size = 0;          // migration granularity
     uint64_t l2_size = 0;
     bool xnack = true;               // managed pages migrate on a device fault
+    bool host_native_atomics = true; // the device reports host-native atomics (hostNativeAtomicSupported)
     // Bandwidths in bytes/second, latencies in seconds.
     double h2d_pageable_bw = 0, h2d_pinned_bw = 0, d2h_pageable_bw = 0, d2h_pinned_bw = 0;
     double d2d_bw = 0, prefetch_h2d_bw = 0, prefetch_d2h_bw = 0, fault_bw = 0, zero_copy_bw = 0;
     double prefetch_h2d_duplicate_bw = 0; // read-mostly pages duplicated by a prefetch; 0 = prefetch_h2d_bw
     double remote_managed_bw = 0;         // managed pages read over the link without migrating; 0 = zero_copy_bw
+    double readmostly_collapse_bw = 0;    // read-mostly duplicates collapsed onto one copy; 0 = free
     double host_memcpy_bw = 0;
+    double staging_memcpy_bw = 0;         // host memcpy into/out of pinned staging slots; 0 = host_memcpy_bw
+    double host_memcpy_thread_bw = 0;     // host memcpy of one thread; 0 = no per-thread limit
     double copy_latency = 0, kernel_latency = 0, fault_latency = 0;
     double alloc_latency_device = 0, alloc_latency_pinned = 0, alloc_latency_managed = 0;
     // Virtual-memory API (elastic memory): chunk size and alignment, and the cost of each call;

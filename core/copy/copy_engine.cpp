@@ -179,6 +179,7 @@ void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void 
         const size_t len = std::min(chunk, size - off);
         wait(slot);                              // its previous DMA has read the slot
         workers_.copy(slot.buffer, src + off, len); // host threads fill it ...
+        runtime_.host_copy(len, workers_.threads_for(len), "staging a copy to the device");
         runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
@@ -208,6 +209,7 @@ void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *s
         const size_t off = i * chunk, len = std::min(chunk, size - off);
         wait(slot);
         workers_.copy(dst + off, slot.buffer, len);
+        runtime_.host_copy(len, workers_.threads_for(len), "staging a copy to the host");
         if (i + ring_.size() < chunks)
             issue(i + ring_.size());
     }

@@ -38,9 +38,14 @@ HostWorkers::~HostWorkers()
         t.join();
 }
 
+unsigned HostWorkers::threads_for(size_t size) const noexcept
+{
+    return static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+}
+
 void HostWorkers::copy(void *dst, const void *src, size_t size)
 {
-    const unsigned parts = static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+    const unsigned parts = threads_for(size);
     auto *d = static_cast<char *>(dst);
     const auto *s = static_cast<const char *>(src);
     run(parts, [&](unsigned part) {

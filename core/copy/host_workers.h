@@ -21,6 +21,8 @@ public:
     HostWorkers &operator=(const HostWorkers &) = delete;
 
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
+    // The threads copy() uses for `size` bytes (small copies are not worth splitting).
+    unsigned threads_for(size_t size) const noexcept;
     // memcpy split across the workers and the calling thread; returns when all bytes are copied.
     void copy(void *dst, const void *src, size_t size);
     // Calls part(i) for every i in [0, parts) (parts <= parallelism()), the caller taking part 0,

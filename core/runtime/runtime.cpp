@@ -50,6 +50,7 @@ constexpr OpInfo kOps[] = {
     {"the batch-copy kernel", kKernelHint},
     {"trimming its stream-ordered pool", ""},
     {"virtual-memory mapping, so elastic memory is not available", "use device or managed memory on this runtime"},
+    {"accounting host copies", ""},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -90,6 +91,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
     case RuntimeOp::vmm:
         return o.vmm_granularity && o.vmm_reserve && o.vmm_release && o.vmm_create && o.vmm_destroy && o.vmm_map &&
                o.vmm_set_access && o.vmm_unmap;
+    case RuntimeOp::host_copy: return o.host_copy;
     case RuntimeOp::count_: break;
     }
     return false;
@@ -415,6 +417,12 @@ double Runtime::clock(CallDescription what) const
     double seconds = 0;
     check(RuntimeOp::clock, ops_->clock(instance_, &seconds), what);
     return seconds;
+}
+
+void Runtime::host_copy(size_t size, unsigned threads, CallDescription what)
+{
+    if (supports(RuntimeOp::host_copy))
+        check(RuntimeOp::host_copy, ops_->host_copy(instance_, size, threads), what);
 }
 
 // Kernels.

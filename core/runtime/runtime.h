@@ -53,6 +53,7 @@ enum class RuntimeOp : uint8_t {
     kernel_batch_copy,
     pool_trim,           // pool_trim + pool_usage, with the stream-ordered pool
     vmm,                 // the virtual-memory group, all eight
+    host_copy,
     count_
 };
 
@@ -168,6 +169,9 @@ public:
     int event_query(void *event, int32_t *complete) const noexcept;
     // Seconds on the runtime's own clock (RuntimeOp::clock).
     double clock(CallDescription what = {}) const;
+    // The core copied `size` bytes host to host with `threads` threads (staging): a runtime with
+    // its own clock charges it; without the operation, nothing to do.
+    void host_copy(size_t size, unsigned threads, CallDescription what = {});
 
     // Kernels (kernels/), asynchronous on `stream` unless the contract says otherwise.
     void kernel_touch(int32_t device, void *ptr, size_t size, bool write, void *stream, CallDescription what = {});

@@ -277,6 +277,15 @@ typedef struct tidal_rt_ops {
     int (*vmm_map)(void *rt, void *ptr, size_t size, void *chunk);
     int (*vmm_set_access)(void *rt, int32_t device, void *ptr, size_t size);
     int (*vmm_unmap)(void *rt, void *ptr, size_t size);
+
+    /* Appended after vmm_unmap; optional (NULL: nothing to account, as on a GPU, whose time is
+     * the host's own clock).
+     *  host_copy: the core has just copied `size` bytes between host buffers with `threads`
+     *             threads (filling or draining a pinned staging slot of a copy of pageable
+     *             memory); the copy is complete. A runtime with its own clock charges that host
+     *             work to the calling host: the simulated device at the profile's host memcpy
+     *             rate for that many threads. */
+    int (*host_copy)(void *rt, size_t size, uint32_t threads);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -733,13 +733,18 @@ TEST_CASE("the built-in H200 profile, converted to bytes/second and seconds")
     CHECK(p.d2d_bw == doctest::Approx(4200e9));
     CHECK(p.prefetch_h2d_bw == doctest::Approx(45.8e9));
     CHECK(p.prefetch_d2h_bw == doctest::Approx(10e9));
-    CHECK(p.fault_bw == doctest::Approx(7.0e9));
+    CHECK(p.fault_bw == doctest::Approx(7.5e9));
     CHECK(p.zero_copy_bw == doctest::Approx(51.3e9));
     CHECK(p.host_memcpy_bw == doctest::Approx(31e9));
     CHECK(p.copy_latency == doctest::Approx(8e-6));
-    CHECK(p.kernel_latency == doctest::Approx(5e-6));
+    CHECK(p.kernel_latency == doctest::Approx(3.8e-6));
     CHECK(p.fault_latency == 0.0);
     CHECK(p.alloc_latency_device == doctest::Approx(3e-6));
+    // Issue 17: the host's side of staged copies, collapsing duplicates, and the atomics flag.
+    CHECK(p.staging_memcpy_bw == doctest::Approx(46e9));
+    CHECK(p.host_memcpy_thread_bw == doctest::Approx(8.5e9));
+    CHECK(p.readmostly_collapse_bw == doctest::Approx(30.1e9));
+    CHECK_FALSE(p.host_native_atomics);
     CHECK(p.alloc_latency_pinned == doctest::Approx(790e-6));
     CHECK(p.alloc_latency_managed == doctest::Approx(16e-6));
 }

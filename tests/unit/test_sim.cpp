@@ -267,6 +267,42 @@ TEST_CASE("copy and fill costs follow the profile's bandwidth for each (source, 
     CHECK(s.ops->memcpy(s.rt, at(dev, 8), pinned, n, nullptr) == 1);
 }
 
+TEST_CASE("host work the core reports costs host time: staging copies by thread count, collapsing duplicates")
+{
+    SimSettings settings = make_settings();
+    settings.profile.staging_memcpy_bw = 20e9;
+    settings.profile.host_memcpy_thread_bw = 4e9;
+    settings.profile.readmostly_collapse_bw = 8e9;
+    Sim s(settings);
+    const size_t n = 8 * kMiB;
+    // Staging: all threads at staging_memcpy, each at most host_memcpy_thread.
+    double t0 = s.now();
+    REQUIRE(s.ops->host_copy(s.rt, n, 16) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(n / 20e9));
+    t0 = s.now();
+    REQUIRE(s.ops->host_copy(s.rt, n, 2) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(n / 8e9));
+    CHECK(s.ops->host_copy(s.rt, n, 0) == 1); // hipErrorInvalidValue
+
+    // Collapsing read-mostly duplicates (no data moves) costs readmostly_collapse, and the
+    // driver does it in turn with the device's migrations: it waits for the host->device link.
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    void *next = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    REQUIRE(s.ops->advise(s.rt, m, 4 * kPage, TIDAL_RT_ADVISE_SET_READ_MOSTLY, 0) == 0);
+    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, 0, nullptr) == 0);
+    void *stream = nullptr;
+    REQUIRE(s.ops->stream_create(s.rt, 0, &stream) == 0);
+    t0 = s.now();
+    REQUIRE(s.ops->prefetch(s.rt, next, 4 * kPage, 0, stream) == 0); // on the link, asynchronous
+    REQUIRE(s.ops->advise(s.rt, m, 4 * kPage, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, 0) == 0);
+    CHECK(s.now() - t0 == doctest::Approx(4.0 * kPage / 5e9 + 1e-5 + 4.0 * kPage / 8e9));
+    // Nothing duplicated any more: unsetting again costs nothing.
+    t0 = s.now();
+    REQUIRE(s.ops->advise(s.rt, m, 4 * kPage, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, 0) == 0);
+    CHECK(s.now() == t0);
+    REQUIRE(s.ops->stream_destroy(s.rt, stream) == 0);
+}
+
 TEST_CASE("xnack on: a kernel touching host-resident managed pages migrates them on fault")
 {
     Sim s(make_settings());
@@ -649,6 +685,7 @@ TEST_CASE("every fault operation parses and fails its entry point")
             {"vmm_map", [&] { return o.vmm_map(rt, range, g, mapped); }},
             {"vmm_set_access", [&] { return o.vmm_set_access(rt, 0, range, g); }},
             {"vmm_unmap", [&] { return o.vmm_unmap(rt, range, g); }},
+            {"host_copy", [&] { return o.host_copy(rt, 4096, 1); }},
         };
         const auto it = call.find(name);
         REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");

@@ -100,7 +100,10 @@ std::string bench_table(const BenchResults &r)
     }
 
     const auto series = first_of_each_series(r);
-    append(t, "\ncopy bandwidth, GB/s (runtime: the runtime's memcpy timed with events; tidal_copy: timed with tidal_clock)\n");
+    append(t, "\ncopy bandwidth, GB/s (runtime and tidal_copy: both timed on the wall clock (tidal_clock) around one "
+              "synchronous call, same buffers, median (runtime goes through tidal_check_run, whose event records cost "
+              "a few us more than a plain memcpy); rt_events, an extra: the runtime's memcpy of the same calls timed "
+              "between events, without the call and the synchronisation)\n");
     for (std::string BandwidthPoint::*field : {&BandwidthPoint::direction, &BandwidthPoint::memory, &BandwidthPoint::path}) {
         append(t, "{:<10}", field == &BandwidthPoint::path ? "size" : "");
         for (const BandwidthPoint *s : series)

@@ -29,7 +29,9 @@ struct LatencyPoint {
 struct BandwidthPoint {
     std::string direction; // h2d, d2h, d2d
     std::string memory;    // pinned, pageable (the host side), device (d2d)
-    std::string path;      // runtime (its memcpy, timed with events) or tidal_copy (tidal_clock)
+    // runtime (its memcpy) or tidal_copy, both timed with tidal_clock around the synchronous call;
+    // rt_events: the runtime's memcpy of the same calls timed between runtime events (an extra)
+    std::string path;
     uint64_t bytes = 0;
     std::optional<double> seconds;
     unsigned reps = 0;

@@ -77,7 +77,7 @@ std::optional<Figure> smallest_copy_us(const BenchResults &r, const std::string 
     if (s.empty())
         return std::nullopt;
     return Figure{s.front().seconds * 1e6,
-                  fmt::format("the runtime's memcpy ({}) of {}, timed with events: the fixed cost of one copy", series,
+                  fmt::format("the runtime's memcpy ({}) of {}, timed on the wall clock around the call: the fixed cost of one copy", series,
                               format_bytes(s.front().size))};
 }
 
@@ -213,6 +213,8 @@ std::optional<std::string> hardware_profile(const BenchResults &r, std::string *
     t += fmt::format("# {}\nl2_size = {}\n", d.l2_size ? "as the runtime reports it" : "unknown to the runtime", d.l2_size);
     t += fmt::format("# do managed pages migrate on a device fault (TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT)?\nxnack = {}\n",
                      migrates ? "true" : "false");
+    t += fmt::format("# as the runtime reports it (TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS)\nhost_native_atomics = {}\n",
+                     (d.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS) ? "true" : "false");
 
     t += "\n[bandwidth]\n";
     entry(t, "h2d_pageable", *bw_h2d_pageable, 2);

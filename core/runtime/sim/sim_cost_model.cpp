@@ -20,6 +20,14 @@ double CostModel::copy(Endpoint src, Endpoint dst, uint64_t bytes) const
     return transfer(bytes, bandwidth) + p_.copy_latency;
 }
 
+double CostModel::host_copy(uint64_t bytes, uint32_t threads) const
+{
+    double bandwidth = p_.staging_memcpy_bw > 0 ? p_.staging_memcpy_bw : p_.host_memcpy_bw;
+    if (p_.host_memcpy_thread_bw > 0)
+        bandwidth = std::min(bandwidth, p_.host_memcpy_thread_bw * std::max<uint32_t>(1, threads));
+    return transfer(bytes, bandwidth);
+}
+
 double CostModel::fill(Endpoint dst, uint64_t bytes) const
 {
     const double bandwidth = dst == Endpoint::device ? p_.d2d_bw : p_.host_memcpy_bw;

@@ -22,12 +22,19 @@ public:
 
     // memcpy between the two endpoints: bandwidth by the (src, dst) pair, plus copy_latency.
     double copy(Endpoint src, Endpoint dst, uint64_t bytes) const;
+    // The core's `threads` host threads copying `bytes` into or out of a pinned staging slot
+    // (a staged pageable copy): all of them together at staging_memcpy_bw (else host_memcpy_bw),
+    // each at most host_memcpy_thread_bw, so a host with few cores stages slower.
+    double host_copy(uint64_t bytes, uint32_t threads) const;
     // memset of `bytes` at `dst`: device memory at d2d_bw, host memory at host_memcpy_bw.
     double fill(Endpoint dst, uint64_t bytes) const;
     // One prefetch call: bytes moved in each direction; zero bytes moved costs nothing.
     // `duplicated_bytes` of the host->device bytes were read-mostly pages copied rather than
     // moved (slower on the H200: 26 GB/s against 46).
     double prefetch(uint64_t h2d_bytes, uint64_t d2h_bytes, uint64_t peer_bytes, uint64_t duplicated_bytes = 0) const;
+    // Collapsing `bytes` of read-mostly duplicates onto one copy (unsetting read-mostly advice):
+    // host-synchronous driver work that copies nothing, at readmostly_collapse_bw.
+    double collapse(uint64_t bytes) const { return transfer(bytes, p_.readmostly_collapse_bw); }
     // One serviced page fault that migrates (or duplicates) `bytes`.
     double fault(uint64_t bytes) const;
     // Kernel traffic to host memory the device reaches over the link (pinned, registered).

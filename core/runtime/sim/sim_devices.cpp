@@ -56,7 +56,7 @@ int SimRuntime::device_props(int32_t device, tidal_rt_device_props *props) const
     // H200 has no HMM; on AMD pageable access is exactly the XNACK mode (hip-memory-facts).
     p.pageable_access = amd_ && xnack_ ? 1 : 0;
     p.migrates_on_fault = xnack_ ? 1 : 0;
-    p.host_native_atomics = 1;
+    p.host_native_atomics = profile_.host_native_atomics ? 1 : 0;
     p.fine_grained = amd_ ? 1 : 0;
     p.xnack = amd_ ? (xnack_ ? TIDAL_XNACK_ON : TIDAL_XNACK_OFF) : TIDAL_XNACK_NOT_APPLICABLE;
     p.numa_node = -1;

@@ -50,9 +50,10 @@ enum class Operation : std::size_t {
     vmm_map,
     vmm_set_access,
     vmm_unmap,
+    host_copy,
 };
 inline constexpr std::size_t kOperationCount = kFaultOperations.size();
-static_assert(static_cast<std::size_t>(Operation::vmm_unmap) + 1 == kOperationCount,
+static_assert(static_cast<std::size_t>(Operation::host_copy) + 1 == kOperationCount,
               "Operation follows kFaultOperations one to one");
 
 // Each operation has its own call counter (1-based, per runtime instance). A FaultSpec

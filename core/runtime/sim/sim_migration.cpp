@@ -95,11 +95,22 @@ int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t loc
         // the one way, measured on the H200, to get read-mostly pages off a device cheaply.
         PageResidency &pages = *a->pages;
         const auto range = pages.pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        uint64_t collapsed = 0;
+        int32_t device = location >= 0 && valid_location(location) ? location : -1;
         for (std::size_t page = range.first; page < range.last; ++page) {
             const PageMask mask = pages.mask(page);
-            if (mask.copies() > 1)
+            if (mask.copies() > 1) {
+                if (device < 0)
+                    device = mask.first_device();
                 set_page(*a, page, collapse(mask, m.preferred));
+                collapsed += pages.page_bytes(page);
+            }
         }
+        // The call returns once the driver has unmapped the dropped copies, and the driver does
+        // that in turn with the device's migrations (evicting on a second thread was no faster
+        // on the H200): host time that also holds the device's host->device link.
+        if (collapsed > 0 && device >= 0)
+            clock_.run_on_link(nullptr, cost_.collapse(collapsed), &link_h2d_[static_cast<std::size_t>(device)]);
         return kSuccess;
     }
     case TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION:

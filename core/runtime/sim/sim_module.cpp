@@ -149,6 +149,10 @@ int rt_clock(void *rt, double *seconds)
 {
     return guarded([&] { return self(rt).clock(seconds); });
 }
+int rt_host_copy(void *rt, size_t size, uint32_t threads)
+{
+    return guarded([&] { return self(rt).host_copy(size, threads); });
+}
 int rt_device_synchronize(void *rt, int32_t device)
 {
     return guarded([&] { return self(rt).device_synchronize(device); });
@@ -285,6 +289,7 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .vmm_map = rt_vmm_map,
         .vmm_set_access = rt_vmm_set_access,
         .vmm_unmap = rt_vmm_unmap,
+        .host_copy = rt_host_copy,
     };
 }
 

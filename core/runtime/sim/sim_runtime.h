@@ -104,6 +104,8 @@ public:
     int query_range(const void *ptr, size_t size, int32_t attr, int32_t *value) const;
     int memcpy(void *dst, const void *src, size_t size, void *stream);
     int memset(void *dst, int value, size_t size, void *stream);
+    // The core's host threads copied `size` bytes for a staged copy: host time.
+    int host_copy(size_t size, uint32_t threads);
     int stream_create(int32_t device, void **stream);
     int stream_destroy(void *stream);
     int stream_synchronize(void *stream);

@@ -130,4 +130,15 @@ int SimRuntime::memset(void *dst, int value, size_t size, void *stream)
     return kSuccess;
 }
 
+int SimRuntime::host_copy(size_t size, uint32_t threads)
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::host_copy))
+        return e;
+    if (threads == 0)
+        return kInvalidValue;
+    clock_.run(nullptr, cost_.host_copy(size, threads));
+    return kSuccess;
+}
+
 } // namespace tidal::sim
