@@ -124,7 +124,8 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
                                                       threaded);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
-    copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
+    peers_ = std::make_unique<PeerMatrix>(*runtime_);
+    copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy, *peers_, settings_.topology);
     batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
     elastic_ = std::make_unique<elastic::ElasticSpace>(*runtime_, settings_.elastic);
 }
@@ -827,6 +828,27 @@ tidal_device_info Context::device_info(int32_t device) const
     info.flags = device_flags(p);
     info.xnack = static_cast<tidal_xnack>(p.xnack);
     info.numa_node = p.numa_node;
+    copy_name(info.pci_bus_id, sizeof info.pci_bus_id, p.pci_bus_id);
+    copy_name(info.local_cpus, sizeof info.local_cpus, peers_->local_cpus(device).c_str());
+    info.peer_mask = peers_->peer_mask(device);
+    return info;
+}
+
+tidal_peer_info Context::peer_info(int32_t device, int32_t peer) const
+{
+    runtime_->require_device(device);
+    runtime_->require_device(peer);
+    const tidal_rt_peer_info &l = peers_->link(device, peer);
+    tidal_peer_info info = TIDAL_PEER_INFO_INIT;
+    info.device = device;
+    info.peer = peer;
+    info.can_access = l.can_access;
+    info.link = static_cast<tidal_link_type>(l.link_type);
+    info.hops = l.hops;
+    info.performance_rank = l.performance_rank;
+    info.enabled = device != peer && peers_->enabled(device, peer) ? 1 : 0;
+    info.bandwidth = l.bandwidth / 1e9;
+    info.latency_us = l.latency * 1e6;
     return info;
 }
 

@@ -17,6 +17,7 @@
 #include "pool/pool_set.h"
 #include "registry/allocation_registry.h"
 #include "runtime/event_pool.h"
+#include "runtime/peer_matrix.h"
 #include "runtime/runtime.h"
 #include "validation/check_runner.h"
 
@@ -71,6 +72,8 @@ public:
     const Settings &settings() const noexcept { return settings_; }
     const Runtime &runtime() const noexcept { return *runtime_; }
     tidal_device_info device_info(int32_t device) const;
+    tidal_peer_info peer_info(int32_t device, int32_t peer) const;
+    const PeerMatrix &peers() const noexcept { return *peers_; }
     std::string describe() const;
 
 private:
@@ -113,6 +116,7 @@ private:
     std::unique_ptr<MigrationScheduler> scheduler_;
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
+    std::unique_ptr<PeerMatrix> peers_;   // before copies_, which enables pairs through it
     std::unique_ptr<CopyEngine> copies_;
     std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
     std::unique_ptr<elastic::ElasticSpace> elastic_; // after copies_ and runtime_: destroyed before them

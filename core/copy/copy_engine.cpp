@@ -21,8 +21,10 @@ unsigned worker_count(uint32_t configured)
 }
 } // namespace
 
-CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings)
-    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads))
+CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
+                       PeerMatrix &peers, const TopologySettings &topology)
+    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
+      peers_(peers), topology_(topology)
 {
 }
 
@@ -45,9 +47,14 @@ CopyEngine::~CopyEngine()
     }
 }
 
-CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destination, int32_t *device) const
+CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destination, int32_t *device,
+                                     bool *resident) const
 {
     *device = 0;
+    auto stays = [&](int32_t kind) {
+        if (resident)
+            *resident = kind == TIDAL_KIND_DEVICE || kind == TIDAL_KIND_DEVICE_FINE;
+    };
     AllocationRegistry::Vacancy vacancy;
     if (auto r = registry_.find(p, &vacancy)) {
         const uintptr_t base = reinterpret_cast<uintptr_t>(r->base);
@@ -57,7 +64,7 @@ CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destinatio
         switch (r->kind) {
         case TIDAL_KIND_PAGEABLE: break; // may still be registered: fall through to the map
         case TIDAL_KIND_PINNED: return Side::host_locked;
-        default: return Side::device; // device, managed and fine/coarse kinds: the runtime copies them
+        default: stays(r->kind); return Side::device; // device, managed and fine/coarse kinds: the runtime copies them
         }
     } else {
         require_clear(p, size, vacancy.end, destination);
@@ -78,8 +85,10 @@ CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destinatio
             *device = dev;
         if (kind == TIDAL_KIND_PINNED)
             return Side::host_locked;
-        if (kind != TIDAL_KIND_PAGEABLE)
+        if (kind != TIDAL_KIND_PAGEABLE) {
+            stays(kind);
             return Side::device;
+        }
     }
     return Side::pageable;
 }
@@ -93,8 +102,9 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("{} bytes from {} to {} wrap around the address space", size, src, dst));
     int32_t dst_device = 0, src_device = 0;
-    const Side d = side_of(dst, size, true, &dst_device);
-    const Side s = side_of(src, size, false, &src_device);
+    bool dst_resident = false, src_resident = false;
+    const Side d = side_of(dst, size, true, &dst_device, &dst_resident);
+    const Side s = side_of(src, size, false, &src_device, &src_resident);
     auto what = [&] { return fmt::format("copying {} bytes from {} to {}", size, src, dst); };
     const bool overlap = ranges_overlap(dst, src, size);
     if (s != Side::device && d != Side::device) {
@@ -109,6 +119,10 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("the source ({} bytes at {}) and the destination ({}) overlap; nothing was copied", size, src, dst),
                     "copy between disjoint ranges (device memory), or through a host buffer");
+    if (src_resident && dst_resident && src_device != dst_device) [[unlikely]] {
+        between_devices(dst, dst_device, src, src_device, size, stream);
+        return;
+    }
     if (s != Side::pageable && d != Side::pageable) {
         runtime_.memcpy(dst, src, size, stream, what);
         direct_.fetch_add(1, std::memory_order_relaxed);
@@ -122,6 +136,59 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     if (!stream && s == Side::pageable) // a synchronous copy is complete on return
         runtime_.stream_synchronize(stream_for(dst_device), what);
     (s == Side::pageable ? staged_h2d_ : staged_d2h_).fetch_add(1, std::memory_order_relaxed);
+}
+
+void CopyEngine::between_devices(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                                 void *stream)
+{
+    const bool reachable = peers_.can_access(dst_device, src_device) || peers_.can_access(src_device, dst_device);
+    if (topology_.peer_access && reachable) {
+        peers_.enable(src_device, dst_device);
+        runtime_.memcpy_peer(dst, dst_device, src, src_device, size, stream, [&] {
+            return fmt::format("copying {} bytes from device {} ({}) to device {} ({}) over the peer link", size,
+                               src_device, src, dst_device, dst);
+        });
+        peer_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    if (!topology_.peer_fallback_stage)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("copying {} bytes from device {} ({}) to device {} ({}): {}, and [topology] "
+                                "peer_fallback = \"error\" refuses to stage the copy through host memory",
+                                size, src_device, src, dst_device, dst,
+                                reachable ? "[topology] peer_access = \"off\""
+                                          : fmt::format("the {} runtime reports no peer access between device {} "
+                                                        "and device {}",
+                                                        runtime_.name(), src_device, dst_device)),
+                    "set [topology] peer_fallback = \"stage\", or copy between devices that reach each other "
+                    "(`tidal probe` prints the peer matrix)");
+    void *on = stream ? stream : stream_for(src_device);
+    {
+        std::lock_guard staging(staging_mutex_);
+        staged_between(dst, static_cast<const char *>(src), size, on);
+    }
+    if (!stream)
+        runtime_.stream_synchronize(on, [&] {
+            return fmt::format("waiting for a staged copy from device {} to device {}", src_device, dst_device);
+        });
+    staged_peer_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CopyEngine::staged_between(void *dst, const char *src, size_t size, void *stream)
+{
+    ensure_ring();
+    const size_t chunk = settings_.chunk_size;
+    for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
+        Slot &slot = ring_[i % ring_.size()];
+        const size_t len = std::min(chunk, size - off);
+        wait(slot); // the slot's last copy up has read it
+        runtime_.memcpy(slot.buffer, src + off, len, stream,
+                        [&] { return fmt::format("staged copy of {} bytes from {} to host memory", len, src); });
+        runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
+                        [&] { return fmt::format("staged copy of {} bytes from host memory to {}", len, dst); });
+        runtime_.event_record(slot.event, stream, "recording a staging event");
+        slot.in_flight = true;
+    }
 }
 
 void CopyEngine::ensure_ring()
@@ -256,6 +323,8 @@ CopyEngine::Counters CopyEngine::counters() const
     c.staged_h2d = staged_h2d_.load(std::memory_order_relaxed);
     c.staged_d2h = staged_d2h_.load(std::memory_order_relaxed);
     c.host = host_.load(std::memory_order_relaxed);
+    c.peer = peer_.load(std::memory_order_relaxed);
+    c.staged_peer = staged_peer_.load(std::memory_order_relaxed);
     return c;
 }
 

@@ -50,6 +50,7 @@ constexpr OpInfo kOps[] = {
     {"the batch-copy kernel", kKernelHint},
     {"trimming its stream-ordered pool", ""},
     {"virtual-memory mapping, so elastic memory is not available", "use device or managed memory on this runtime"},
+    {"peer access between devices", "copies between devices stage through pinned host memory"},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -90,6 +91,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
     case RuntimeOp::vmm:
         return o.vmm_granularity && o.vmm_reserve && o.vmm_release && o.vmm_create && o.vmm_destroy && o.vmm_map &&
                o.vmm_set_access && o.vmm_unmap;
+    case RuntimeOp::peer: return o.peer_info && o.peer_enable && o.memcpy_peer;
     case RuntimeOp::count_: break;
     }
     return false;
@@ -528,6 +530,35 @@ int Runtime::vmm_destroy(void *chunk) noexcept
 int Runtime::vmm_release(void *ptr, size_t size) noexcept
 {
     return supports(RuntimeOp::vmm) ? ops_->vmm_release(instance_, ptr, size) : kNativeNotSupported;
+}
+
+tidal_rt_peer_info Runtime::peer_info(int32_t device, int32_t peer, CallDescription what)
+{
+    require(RuntimeOp::peer);
+    tidal_rt_peer_info info{};
+    info.struct_size = sizeof info;
+    info.hops = -1;
+    info.performance_rank = -1;
+    check(ops_->peer_info(instance_, device, peer, &info), what,
+          [&] { return fmt::format("asking how device {} reaches device {}", device, peer); });
+    return info;
+}
+
+void Runtime::peer_enable(int32_t device, int32_t peer, CallDescription what)
+{
+    require(RuntimeOp::peer);
+    check(ops_->peer_enable(instance_, device, peer), what,
+          [&] { return fmt::format("enabling peer access from device {} to device {}", device, peer); });
+}
+
+void Runtime::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                          void *stream, CallDescription what)
+{
+    require(RuntimeOp::peer);
+    check(ops_->memcpy_peer(instance_, dst, dst_device, src, src_device, size, stream), what, [&] {
+        return fmt::format("copying {} bytes from device {} ({}) to device {} ({})", size, src_device, src,
+                           dst_device, dst);
+    });
 }
 
 } // namespace tidal

@@ -53,6 +53,7 @@ enum class RuntimeOp : uint8_t {
     kernel_batch_copy,
     pool_trim,           // pool_trim + pool_usage, with the stream-ordered pool
     vmm,                 // the virtual-memory group, all eight
+    peer,                // peer_info + peer_enable + memcpy_peer
     count_
 };
 
@@ -194,6 +195,12 @@ public:
     void vmm_unmap(void *ptr, size_t size, CallDescription what = {});
     int vmm_destroy(void *chunk) noexcept;
     int vmm_release(void *ptr, size_t size) noexcept;
+
+    // Peer access (RuntimeOp::peer). device != peer, both valid.
+    tidal_rt_peer_info peer_info(int32_t device, int32_t peer, CallDescription what = {});
+    void peer_enable(int32_t device, int32_t peer, CallDescription what = {});
+    void memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size, void *stream,
+                     CallDescription what = {});
 
     // Throws the translated error for a non-zero native code (one a noexcept call returned).
     void check(int native, CallDescription what) const

@@ -61,6 +61,8 @@ int SimRuntime::device_props(int32_t device, tidal_rt_device_props *props) const
     p.xnack = amd_ ? (xnack_ ? TIDAL_XNACK_ON : TIDAL_XNACK_OFF) : TIDAL_XNACK_NOT_APPLICABLE;
     p.numa_node = -1;
     p.simulated = 1;
+    // Domain ffff holds no real device, so hwloc finds no NUMA node for it on the host.
+    std::snprintf(p.pci_bus_id, sizeof p.pci_bus_id, "ffff:%02x:00.0", static_cast<unsigned>(device));
     *props = p;
     return kSuccess;
 }
