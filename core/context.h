@@ -102,6 +102,8 @@ private:
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;
     std::vector<tidal_policy_device> policy_devices_;
+    std::vector<tidal_policy_device_topology> policy_topology_; // what policy_system_ points to
+    std::vector<tidal_policy_peer> policy_peers_;
     // What policies see of the system, with the budgets its device_budget reads: a copy of the
     // scheduler's, which policy hooks called under the scheduler's lock can read too.
     struct PolicySystem : tidal_policy_system {

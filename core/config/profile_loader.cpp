@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 5> kTopKeys = {"name", "device", "bandwidth", "latency", "topology"};
-constexpr std::array<std::string_view, 2> kTopologyKeys = {"devices", "link"};
+constexpr std::array<std::string_view, 3> kTopologyKeys = {"devices", "link", "numa_nodes"};
 constexpr std::array<std::string_view, 6> kLinkKeys = {"between", "type", "hops", "peer", "bandwidth", "latency"};
 // Numbered as tidal_link_type (api/tidal/tidal.h).
 constexpr std::array<std::string_view, 3> kLinkTypes = {"pcie", "xgmi", "nvlink"};
@@ -140,6 +140,15 @@ void read_topology(const TomlReader &r, const toml::table &t, SimProfile &p)
     r.require_known_keys(t, "topology", kTopologyKeys);
     p.machine_devices = static_cast<int32_t>(
         r.integer(r.required(t, "topology", "devices"), "topology.devices", 1, kMaxMachineDevices));
+    if (const toml::node *n = t.get("numa_nodes")) {
+        const toml::array &nodes = r.array(*n, "topology.numa_nodes");
+        if (nodes.size() != static_cast<size_t>(p.machine_devices))
+            r.fail(n->source(), "topology.numa_nodes names " + std::to_string(nodes.size()) +
+                                    " node(s) for " + std::to_string(p.machine_devices) +
+                                    " device(s); give one per device (-1: unknown)");
+        for (size_t i = 0; i < nodes.size(); ++i)
+            p.numa_nodes.push_back(static_cast<int32_t>(r.integer(nodes[i], "topology.numa_nodes", -1, 1023)));
+    }
     const toml::node *links = t.get("link");
     if (links == nullptr)
         return;

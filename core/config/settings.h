@@ -64,6 +64,7 @@ struct SimProfile {
     };
     int32_t machine_devices = 0;  // 0: no [topology]
     std::vector<Link> links;
+    std::vector<int32_t> numa_nodes; // per device of the machine; empty: unknown (-1)
     const Link *link(int32_t a, int32_t b) const
     {
         for (const Link &l : links)

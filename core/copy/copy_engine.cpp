@@ -8,6 +8,7 @@
 
 #include "copy/copy_bounds.h"
 #include "log/logger.h"
+#include "runtime/numa_binder.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -30,14 +31,15 @@ CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, con
 
 CopyEngine::~CopyEngine()
 {
-    for (Slot &s : ring_) {
-        if (s.in_flight)
-            runtime_.event_synchronize_noexcept(s.event);
-        if (s.event)
-            runtime_.event_destroy(s.event);
-        if (s.buffer)
-            runtime_.free(TIDAL_KIND_PINNED, 0, s.buffer, settings_.chunk_size);
-    }
+    for (auto &[node, ring] : rings_)
+        for (Slot &s : ring.slots) {
+            if (s.in_flight)
+                runtime_.event_synchronize_noexcept(s.event);
+            if (s.event)
+                runtime_.event_destroy(s.event);
+            if (s.buffer)
+                runtime_.free(TIDAL_KIND_PINNED, ring.device, s.buffer, settings_.chunk_size);
+        }
     for (void *s : streams_)
         if (s)
             runtime_.stream_destroy_noexcept(s);
@@ -130,9 +132,10 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     }
     std::lock_guard staging(staging_mutex_);
     if (s == Side::pageable)
-        staged_to_device(dst, static_cast<const char *>(src), size, stream ? stream : stream_for(dst_device));
+        staged_to_device(ring_for(dst_device), dst, static_cast<const char *>(src), size,
+                         stream ? stream : stream_for(dst_device));
     else
-        staged_to_host(static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
+        staged_to_host(ring_for(src_device), static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
     if (!stream && s == Side::pageable) // a synchronous copy is complete on return
         runtime_.stream_synchronize(stream_for(dst_device), what);
     (s == Side::pageable ? staged_h2d_ : staged_d2h_).fetch_add(1, std::memory_order_relaxed);
@@ -165,7 +168,7 @@ void CopyEngine::between_devices(void *dst, int32_t dst_device, const void *src,
     void *on = stream ? stream : stream_for(src_device);
     {
         std::lock_guard staging(staging_mutex_);
-        staged_between(dst, static_cast<const char *>(src), size, on);
+        staged_between(ring_for(src_device), dst, static_cast<const char *>(src), size, on);
     }
     if (!stream)
         runtime_.stream_synchronize(on, [&] {
@@ -174,12 +177,11 @@ void CopyEngine::between_devices(void *dst, int32_t dst_device, const void *src,
     staged_peer_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void CopyEngine::staged_between(void *dst, const char *src, size_t size, void *stream)
+void CopyEngine::staged_between(Ring &ring, void *dst, const char *src, size_t size, void *stream)
 {
-    ensure_ring();
     const size_t chunk = settings_.chunk_size;
     for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t len = std::min(chunk, size - off);
         wait(slot); // the slot's last copy up has read it
         runtime_.memcpy(slot.buffer, src + off, len, stream,
@@ -191,31 +193,44 @@ void CopyEngine::staged_between(void *dst, const char *src, size_t size, void *s
     }
 }
 
-void CopyEngine::ensure_ring()
+CopyEngine::Ring &CopyEngine::ring_for(int32_t device)
 {
-    if (!ring_.empty())
-        return;
+    const int node = runtime_.numa_node_for(TIDAL_KIND_PINNED, device);
+    if (auto it = rings_.find(node); it != rings_.end())
+        return it->second;
     // Staged copies need all of these: refuse before the pinned ring costs milliseconds.
     for (RuntimeOp op : {RuntimeOp::event_create, RuntimeOp::event_record, RuntimeOp::event_synchronize,
                          RuntimeOp::stream_create})
         runtime_.require(op);
-    std::vector<Slot> ring(std::max<uint32_t>(2, settings_.ring_depth));
+    Ring ring;
+    ring.device = device;
+    ring.slots.resize(std::max<uint32_t>(2, settings_.ring_depth));
     try {
-        for (Slot &slot : ring) {
+        for (Slot &slot : ring.slots) {
             // Pinned allocation costs milliseconds: the ring is made once and kept.
-            slot.buffer = runtime_.alloc(TIDAL_KIND_PINNED, 0, settings_.chunk_size);
-            slot.event = runtime_.event_create(0, "creating a staging event");
+            slot.buffer = runtime_.alloc(TIDAL_KIND_PINNED, device, settings_.chunk_size);
+            slot.event = runtime_.event_create(device, "creating a staging event");
         }
     } catch (...) {
-        for (Slot &slot : ring) {
+        for (Slot &slot : ring.slots) {
             if (slot.event)
                 runtime_.event_destroy(slot.event);
             if (slot.buffer)
-                runtime_.free(TIDAL_KIND_PINNED, 0, slot.buffer, settings_.chunk_size);
+                runtime_.free(TIDAL_KIND_PINNED, device, slot.buffer, settings_.chunk_size);
         }
         throw;
     }
-    ring_ = std::move(ring);
+    ring.fill = &workers_;
+    if (node >= 0) {
+        ring.workers = std::make_unique<HostWorkers>(workers_.parallelism(), [node, this] {
+            if (std::string failed = NumaBinder::bind_thread(node); !failed.empty() && !bind_warned_.exchange(true))
+                log_warn(fmt::format("[topology] numa_bind: a staging thread stays unbound to NUMA node {}: {} "
+                                     "(logged once)",
+                                     node, failed));
+        });
+        ring.fill = ring.workers.get();
+    }
+    return rings_.emplace(node, std::move(ring)).first->second;
 }
 
 void *CopyEngine::stream_for(int32_t device)
@@ -237,15 +252,14 @@ void CopyEngine::wait(Slot &slot)
     }
 }
 
-void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void *stream)
+void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream)
 {
-    ensure_ring();
     const size_t chunk = settings_.chunk_size;
     for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t len = std::min(chunk, size - off);
         wait(slot);                              // its previous DMA has read the slot
-        workers_.copy(slot.buffer, src + off, len); // host threads fill it ...
+        ring.fill->copy(slot.buffer, src + off, len); // host threads fill it ...
         runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
@@ -253,30 +267,29 @@ void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void 
     }
 }
 
-void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *stream)
+void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream)
 {
-    ensure_ring();
     const size_t chunk = settings_.chunk_size;
     const size_t chunks = (size + chunk - 1) / chunk;
     auto issue = [&](size_t i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t off = i * chunk, len = std::min(chunk, size - off);
         runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;
     };
-    for (size_t i = 0; i < std::min(chunks, ring_.size()); ++i) { // DMAs run ahead of the host by the ring's depth
-        wait(ring_[i]);
+    for (size_t i = 0; i < std::min(chunks, ring.slots.size()); ++i) { // DMAs run ahead of the host by the ring's depth
+        wait(ring.slots[i]);
         issue(i);
     }
     for (size_t i = 0; i < chunks; ++i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t off = i * chunk, len = std::min(chunk, size - off);
         wait(slot);
-        workers_.copy(dst + off, slot.buffer, len);
-        if (i + ring_.size() < chunks)
-            issue(i + ring_.size());
+        ring.fill->copy(dst + off, slot.buffer, len);
+        if (i + ring.slots.size() < chunks)
+            issue(i + ring.slots.size());
     }
 }
 

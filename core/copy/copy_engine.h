@@ -59,17 +59,27 @@ private:
         void *event = nullptr;
         bool in_flight = false;
     };
+    // One ring of pinned slots per NUMA node in use (-1: node unknown or binding off), its
+    // slots allocated for the first device on that node so they come from the node's memory,
+    // and filled by host threads bound to the node's CPUs (the shared workers for -1).
+    struct Ring {
+        int32_t device = 0; // the device its slots were allocated for
+        std::vector<Slot> slots;
+        std::unique_ptr<HostWorkers> workers;
+        HostWorkers *fill = nullptr;
+    };
     // Where [p, p+size) lives. Throws INVALID_ARGUMENT when it starts inside a tidal allocation
     // and runs past its end. *resident: memory that stays on *device (device kinds, not managed).
     Side side_of(const void *p, size_t size, bool destination, int32_t *device, bool *resident = nullptr) const;
     // Device memory on src_device to device memory on dst_device (they differ).
     void between_devices(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
                          void *stream);
-    void staged_between(void *dst, const char *src, size_t size, void *stream);
-    void ensure_ring();
+    void staged_between(Ring &ring, void *dst, const char *src, size_t size, void *stream);
+    // The ring serving `device` (staging_mutex_ held), made on first use.
+    Ring &ring_for(int32_t device);
     void wait(Slot &slot);
-    void staged_to_device(void *dst, const char *src, size_t size, void *stream);
-    void staged_to_host(char *dst, const void *src, size_t size, void *stream);
+    void staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream);
+    void staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream);
 
     Runtime &runtime_;
     const AllocationRegistry &registry_;
@@ -78,10 +88,12 @@ private:
     PeerMatrix &peers_;
     TopologySettings topology_;
 
-    std::mutex staging_mutex_; // one staged copy at a time uses the ring
-    std::vector<Slot> ring_;
+    std::mutex staging_mutex_; // one staged copy at a time uses the rings
+    std::map<int, Ring> rings_; // by NUMA node
     std::mutex streams_mutex_;
     std::vector<void *> streams_; // internal copy stream per device, created on first use
+
+    std::atomic<bool> bind_warned_{false};
 
     mutable std::shared_mutex registrations_mutex_;
     std::map<uintptr_t, size_t> registrations_; // base -> size

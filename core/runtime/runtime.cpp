@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "log/logger.h"
 #include "runtime/error_table.h"
+#include "runtime/numa_binder.h"
 #include "runtime/topology.h"
 #include "status/error.h"
 
@@ -202,12 +204,42 @@ void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_byt
 
 // Memory.
 
+int Runtime::numa_node_for(tidal_kind kind, int32_t device) const noexcept
+{
+    if (!numa_bind_ || !TIDAL_KIND_IS_HOST(kind) || device < 0 || device >= device_count())
+        return -1;
+    const tidal_rt_device_props &p = props_[static_cast<size_t>(device)];
+    if (p.numa_node >= 0)
+        return p.numa_node;
+    if (!numa_unknown_logged_.exchange(true))
+        log_info(fmt::format("[topology] numa_bind: the NUMA node of device {} is unknown ({}), so host memory and "
+                             "staging threads are not bound",
+                             device,
+                             p.pci_bus_id[0] == '\0' ? "the runtime reports no PCI bus id"
+                             : p.simulated           ? "a simulated device sits on no PCI bus"
+                                                     : fmt::format("hwloc finds no node for PCI device {}", p.pci_bus_id)));
+    return -1;
+}
+
 void *Runtime::alloc(tidal_kind kind, int32_t device, size_t size)
 {
     void *out = nullptr;
+    const int node = numa_node_for(kind, device);
+    std::optional<NumaBinder::MemoryScope> scope;
+    if (node >= 0)
+        scope.emplace(node); // what the runtime pins while allocating comes from the node
     check(ops_->alloc(instance_, kind, device, size, &out), [&] {
         return fmt::format("allocating {} bytes of {} memory on device {}", size, tidal_kind_name(kind), device);
     });
+    if (node >= 0) {
+        std::string failed = scope->failed();
+        if (failed.empty() && kind == TIDAL_KIND_PAGEABLE) // first touched later, by any thread
+            failed = NumaBinder::bind_area(out, size, node);
+        if (!failed.empty() && !numa_failure_logged_.exchange(true))
+            log_warn(fmt::format("[topology] numa_bind: could not place {} memory for device {} on NUMA node {}: {}; "
+                                 "it stays where the system put it (logged once)",
+                                 tidal_kind_name(kind), device, node, failed));
+    }
     return out;
 }
 

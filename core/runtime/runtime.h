@@ -6,6 +6,7 @@
 // raw table nor a native code it did not ask for.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -98,8 +99,13 @@ public:
     // go on (frees, teardown): they return the native code, kNativeNotSupported for a missing
     // operation.
 
-    // Memory.
+    // Memory. With NUMA binding on, host kinds for a device (device >= 0) come from that
+    // device's NUMA node (best effort: a failure is a warning, logged once).
     void *alloc(tidal_kind kind, int32_t device, size_t size);
+    void set_numa_bind(bool on) noexcept { numa_bind_ = on; }
+    // The NUMA node host memory for `device` is bound to: -1 when binding is off or the node is
+    // unknown (logged once, with the reason).
+    int numa_node_for(tidal_kind kind, int32_t device) const noexcept;
     int free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept;
     void host_register(void *ptr, size_t size, CallDescription what = {});
     void host_unregister(void *ptr, CallDescription what = {});
@@ -239,6 +245,8 @@ private:
     std::optional<SharedLibrary> module_; // destroyed after the instance
     std::vector<tidal_rt_device_props> props_;
     uint64_t supported_ = 0; // bit i: RuntimeOp i is there
+    bool numa_bind_ = false;
+    mutable std::atomic<bool> numa_unknown_logged_{false}, numa_failure_logged_{false};
 };
 
 } // namespace tidal

@@ -64,6 +64,30 @@ static int device_holds(tidal_context *ctx, const void *src, size_t size, unsign
     return ok;
 }
 
+/* A configuration naming a profile file written to `dir` with the given [topology] body (and
+ * minimal device figures); the caller frees it. */
+static char *profile_config(const char *dir, const char *topology)
+{
+    static int serial = 0;
+    char *name = harness_format("profile-%d.toml", serial++);
+    char *text = harness_format(
+        "[device]\nname = \"x\"\nvendor = \"amd\"\narch = \"gfx90a\"\ncapacity = \"1GiB\"\n"
+        "page_size = \"2MiB\"\nl2_size = 0\nxnack = true\n"
+        "[bandwidth]\nh2d_pageable = 1\nh2d_pinned = 1\nd2h_pageable = 1\nd2h_pinned = 1\nd2d = 1\n"
+        "prefetch_h2d = 1\nprefetch_d2h = 1\nfault = 1\nzero_copy = 1\nhost_memcpy = 1\n"
+        "[latency]\ncopy = 0\nkernel_launch = 0\nfault = 0\nalloc_device = 0\nalloc_pinned = 0\n"
+        "alloc_managed = 0\n[topology]\n%s",
+        topology);
+    char *path = harness_write_file(dir, name, text);
+    char *quoted = harness_toml_string(path);
+    char *config = harness_format("runtime = \"sim\"\n[sim]\nprofile = %s\n", quoted);
+    free(quoted);
+    free(path);
+    free(text);
+    free(name);
+    return config;
+}
+
 static void test_matrix_pcie_switch(void **state)
 {
     (void)state;
@@ -290,22 +314,66 @@ static void test_bad_topology_settings(void **state)
     free(message);
     /* A profile whose link names a device its machine does not have. */
     char *dir = harness_temp_dir();
-    char *path = harness_write_file(dir, "bad-link.toml",
-        "[device]\nname = \"x\"\nvendor = \"amd\"\narch = \"gfx90a\"\ncapacity = \"1GiB\"\n"
-        "page_size = \"2MiB\"\nl2_size = 0\nxnack = true\n"
-        "[bandwidth]\nh2d_pageable = 1\nh2d_pinned = 1\nd2h_pageable = 1\nd2h_pinned = 1\nd2d = 1\n"
-        "prefetch_h2d = 1\nprefetch_d2h = 1\nfault = 1\nzero_copy = 1\nhost_memcpy = 1\n"
-        "[latency]\ncopy = 0\nkernel_launch = 0\nfault = 0\nalloc_device = 0\nalloc_pinned = 0\n"
-        "alloc_managed = 0\n"
-        "[topology]\ndevices = 2\nlink = [{ between = [0, 5], type = \"xgmi\", bandwidth = 50, latency = 1 }]\n");
-    char *quoted = harness_toml_string(path);
-    char *config = harness_format("runtime = \"sim\"\n[sim]\nprofile = %s\n", quoted);
+    char *config = profile_config(dir, "devices = 2\nlink = [{ between = [0, 5], type = \"xgmi\", bandwidth = 50, latency = 1 }]\n");
     message = harness_context_fails(config, TIDAL_ERROR_CONFIG);
     assert_contains(message, "topology.link[0].between");
     free(message);
     free(config);
-    free(quoted);
-    free(path);
+    config = profile_config(dir, "devices = 2\nnuma_nodes = [0]\n");
+    message = harness_context_fails(config, TIDAL_ERROR_CONFIG);
+    assert_contains(message, "one per device");
+    free(message);
+    free(config);
+    harness_remove_dir(dir);
+    free(dir);
+}
+
+/* Devices on host NUMA node 0 (the profile says so; this machine has a node 0): the node and its
+ * CPUs reach device info, pinned memory for a device and the staging ring are bound there, and
+ * staged copies are right. A node the machine lacks (7) makes binding fail: a warning, not an
+ * error; numa_bind = false binds nothing. */
+static void test_numa_bound_staging(void **state)
+{
+    (void)state;
+    char *dir = harness_temp_dir();
+    const char *variants[] = {"devices = 2\nnuma_nodes = [0, 0]\n", "devices = 2\nnuma_nodes = [0, 7]\n"};
+    for (int v = 0; v < 2; ++v)
+        for (int bind = 0; bind < 2; ++bind) {
+            char *base = profile_config(dir, variants[v]);
+            tidal_context *ctx = harness_context_format("%s[copy]\nchunk_size = \"64KiB\"\n[topology]\nnuma_bind = %s\n", base,
+                                                        bind ? "true" : "false");
+            free(base);
+            tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+            assert_ok(tidal_device_info_get(ctx, 0, &info));
+            assert_int_equal(info.numa_node, 0);
+            assert_true(info.local_cpus[0] != '\0'); /* hwloc's CPUs of node 0 */
+            for (int32_t d = 0; d < 2; ++d) {
+                tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+                desc.kind = TIDAL_KIND_PINNED;
+                desc.device = d;
+                void *pinned = NULL;
+                assert_ok(tidal_alloc(ctx, 1 * MIB, &desc, &pinned));
+                desc.kind = TIDAL_KIND_PAGEABLE;
+                void *pageable = NULL;
+                assert_ok(tidal_alloc(ctx, 1 * MIB, &desc, &pageable));
+                harness_fill(pageable, 1 * MIB, (unsigned)(30 + d));
+                void *dev = device_alloc(ctx, d, 1 * MIB);
+                unsigned char *host = malloc(1 * MIB);
+                assert_non_null(host);
+                harness_fill(host, 1 * MIB, (unsigned)(40 + d));
+                assert_ok(tidal_copy(ctx, dev, host, 1 * MIB)); /* staged through the node's ring */
+                memset(host, 0, 1 * MIB);
+                assert_ok(tidal_copy(ctx, host, dev, 1 * MIB));
+                assert_true(harness_holds(host, 1 * MIB, (unsigned)(40 + d)));
+                assert_ok(tidal_copy(ctx, pinned, pageable, 1 * MIB));
+                assert_true(harness_holds(pinned, 1 * MIB, (unsigned)(30 + d)));
+                free(host);
+                assert_ok(tidal_free(ctx, dev));
+                assert_ok(tidal_free(ctx, pinned));
+                assert_ok(tidal_free(ctx, pageable));
+            }
+            assert_ok(tidal_context_destroy(ctx));
+        }
     harness_remove_dir(dir);
     free(dir);
 }
@@ -323,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_batch_across_devices),
         HARNESS_SIM_TEST(test_two_contexts_one_device),
         cmocka_unit_test(test_bad_topology_settings),
+        cmocka_unit_test(test_numa_bound_staging),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

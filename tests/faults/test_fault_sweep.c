@@ -1,6 +1,7 @@
 /* The fault sweep: one representative workload (every allocation kind, elastic memory where the
  * simulated device has a virtual-memory group, frees, copies both ways
- * with staged pageable copies, copy_batch, declarations under a budget, prefetch, advice,
+ * with staged pageable copies, copies between devices (over the peer link and staged), copy_batch,
+ * declarations under a budget, prefetch, advice,
  * registration, kernels, range and device queries, the clock, streams with async alloc/free
  * that are forgotten, used again and destroyed, pool trim), run once clean to count each
  * fault-injectable runtime operation's calls, then once per (operation, call) with that one
@@ -162,6 +163,28 @@ static void workload(tidal_context *ctx, struct outcome *o)
             items[8 + i] = out;
         }
         step(o, "copy_batch", tidal_copy_batch(ctx, items, 16, NULL));
+    }
+
+    /* Device 0 to device 1 and back over the peer link (enabled on the first copy), then a
+     * staged copy between them (peer access is per pair: the third device has no link). */
+    if (dev != NULL) {
+        tidal_alloc_desc on1 = TIDAL_ALLOC_DESC_INIT;
+        on1.kind = TIDAL_KIND_DEVICE;
+        on1.device = 1;
+        void *peer = NULL;
+        if (step(o, "alloc device 1", tidal_alloc(ctx, 2 * MIB, &on1, &peer))) {
+            step(o, "copy device 0->1", tidal_copy(ctx, peer, dev, 2 * MIB));
+            step(o, "copy device 1->0", tidal_copy(ctx, dev, peer, 2 * MIB));
+            release(ctx, o, "free device 1", &peer);
+        }
+        tidal_peer_info link = TIDAL_PEER_INFO_INIT;
+        step(o, "peer info", tidal_peer_info_get(ctx, 0, 1, &link));
+        on1.device = 2;
+        void *far = NULL;
+        if (step(o, "alloc device 2", tidal_alloc(ctx, 1 * MIB, &on1, &far))) {
+            step(o, "copy device 0->2 (staged)", tidal_copy(ctx, far, dev, 1 * MIB));
+            release(ctx, o, "free device 2", &far);
+        }
     }
 
     /* Elastic memory: offload with a copy, a copy out of the offloaded home, restore, discard
@@ -327,6 +350,8 @@ static const char *kConfig =
     "runtime = \"sim\"\n"
     "[sim]\n"
     "capacity = \"1GiB\"\n"
+    "profile = \"pcie-switch2\"\n" /* two linked devices, and a third without a link */
+    "devices = 3\n"
     "[copy]\n"
     "chunk_size = \"256KiB\"\n"
     "threads = 2\n";

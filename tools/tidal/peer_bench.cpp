@@ -129,6 +129,39 @@ void measure_pair(tidal_context *ctx, int32_t src, int32_t dst, uint64_t bytes, 
     tidal_free(ctx, b);
 }
 
+// Device 0 to device 0, the source allocated by another context: what one GPU can show of
+// copies between two contexts' buffers (tidal asks the runtime where the foreign end lives).
+void measure_two_contexts(const std::string &text, const std::string &runtime, uint64_t bytes, unsigned reps,
+                          Figure &tidal, Figure &baseline)
+{
+    tidal_context *one = nullptr, *two = nullptr;
+    const std::string config = with_peer_access(text, runtime, true);
+    if (tidal_status s = tidal_context_create_from_string(config.c_str(), &one); s != TIDAL_OK) {
+        tidal.failure = baseline.failure = failure_text(s);
+        return;
+    }
+    Context first(one);
+    if (tidal_status s = tidal_context_create_from_string(config.c_str(), &two); s != TIDAL_OK) {
+        tidal.failure = baseline.failure = failure_text(s);
+        return;
+    }
+    Context second(two);
+    std::string failure;
+    void *a = device_buffer(one, 0, bytes, &failure);
+    void *b = a ? device_buffer(two, 0, bytes, &failure) : nullptr;
+    if (a && b) {
+        tidal = measure(two, bytes, reps, [&] { return tidal_copy(two, b, a, bytes); });
+        baseline = measure(two, bytes, reps,
+                           [&] { return run_check(two, TIDAL_CHECK_RUNTIME_COPY, 0, b, bytes, 0, nullptr, a); });
+    } else {
+        tidal.failure = baseline.failure = failure;
+    }
+    if (a)
+        tidal_free(one, a);
+    if (b)
+        tidal_free(two, b);
+}
+
 nlohmann::json figure_json(const Figure &f)
 {
     if (!f.failure.empty())
@@ -180,6 +213,9 @@ int run_peer_bench(const PeerBenchOptions &o)
                          on ? r.runtime_on : r.runtime_off);
     }
 
+    Figure contexts_tidal, contexts_runtime;
+    measure_two_contexts(text, sys.runtime, o.size, o.reps, contexts_tidal, contexts_runtime);
+
     nlohmann::json j;
     j["tidal_version"] = tidal_version_string();
     j["runtime"] = sys.runtime;
@@ -197,13 +233,16 @@ int run_peer_bench(const PeerBenchOptions &o)
                               {"runtime_peer_off", figure_json(r.runtime_off)},
                               {"tidal_peer_on", figure_json(r.tidal_on)},
                               {"runtime_peer_on", figure_json(r.runtime_on)}});
+    j["two_contexts_device0"] = {{"tidal", figure_json(contexts_tidal)}, {"runtime", figure_json(contexts_runtime)}};
     j["notes"] = {"GB/s = 10^9 bytes/s, median of reps after one warm-up; wall = host wall clock around the call "
                   "(the host waits for the copy), clock = tidal_clock (the simulated clock on the simulated device)",
                   "tidal_*: tidal_copy between device memory of the two devices; runtime_*: the runtime's own copy "
                   "(TIDAL_CHECK_RUNTIME_COPY) of the same buffers in the same context",
                   "peer_off: [topology] peer_access = \"off\" (tidal stages through pinned memory; the runtime copies "
                   "without peer access); peer_on: \"auto\" (tidal enables peer access on first use, then the runtime's "
-                  "copy runs with it on too)"};
+                  "copy runs with it on too)",
+                  "two_contexts_device0: device memory of one context copied into another context's on device 0 "
+                  "(tidal_copy through the second context) against the runtime's copy of the same buffers"};
     if (!o.json.empty()) {
         const std::string out = j.dump(2) + "\n";
         if (o.json == "-") {
@@ -220,8 +259,13 @@ int run_peer_bench(const PeerBenchOptions &o)
     }
     fmt::print("tidal bench --peer: {} ({}), {} device(s), {} bytes per copy, median of {}\n", sys.runtime,
                sys.runtime_detail, sys.device_count, o.size, o.reps);
+    fmt::print("device 0, two contexts' buffers (GB/s wall / tidal_clock): tidal_copy {}  runtime {}\n",
+               figure_text(contexts_tidal), figure_text(contexts_runtime));
+    for (const Figure *f : {&contexts_tidal, &contexts_runtime})
+        if (!f->failure.empty())
+            fmt::print("note: two contexts: {}\n", f->failure);
     if (pairs.empty()) {
-        fmt::print("one device: no pair to measure (the peer matrix is `tidal probe`'s)\n");
+        fmt::print("one device: no pair of devices to measure (the peer matrix is `tidal probe`'s)\n");
         return 0;
     }
     fmt::print("GB/s as wall / tidal_clock   {:>16} {:>16} {:>16} {:>16}\n", "tidal peer off", "runtime peer off",
