@@ -17,7 +17,8 @@
  * Calls swept per operation: every one of the first kAllCalls (64), then every kStride-th (4th)
  * and the last, so a workload that grows to call something hundreds of times (event queries
  * while migrations and pools poll) costs tens of cases more, not hundreds. The workload now
- * calls nothing more than 30 times, so every call is swept (198 cases, about 5 s).
+ * calls nothing more than 40 times, so every call is swept (277 cases since copies between
+ * devices joined it; 2.5 minutes on the shared build machine under load).
  *
  * Each case runs in a forked child with a fresh context, so a crash or a leak names its case.
  * The simulated device tells the call counts through TIDAL_SIM_CALL_COUNTS (a test hook).
