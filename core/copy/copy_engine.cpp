@@ -25,7 +25,13 @@ unsigned worker_count(uint32_t configured)
 CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
                        PeerMatrix &peers, const TopologySettings &topology)
     : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
-      peers_(peers), topology_(topology)
+      peers_(&peers), topology_(topology)
+{
+}
+
+CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings)
+    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
+      own_peers_(std::make_unique<PeerMatrix>(runtime)), peers_(own_peers_.get())
 {
 }
 
@@ -144,9 +150,9 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
 void CopyEngine::between_devices(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
                                  void *stream)
 {
-    const bool reachable = peers_.can_access(dst_device, src_device) || peers_.can_access(src_device, dst_device);
+    const bool reachable = peers_->can_access(dst_device, src_device) || peers_->can_access(src_device, dst_device);
     if (topology_.peer_access && reachable) {
-        peers_.enable(src_device, dst_device);
+        peers_->enable(src_device, dst_device);
         runtime_.memcpy_peer(dst, dst_device, src, src_device, size, stream, [&] {
             return fmt::format("copying {} bytes from device {} ({}) to device {} ({}) over the peer link", size,
                                src_device, src, dst_device, dst);

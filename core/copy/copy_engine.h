@@ -28,6 +28,8 @@ class CopyEngine {
 public:
     CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
                PeerMatrix &peers, const TopologySettings &topology);
+    // With a peer matrix of its own and the default [topology] (for tests of the engine alone).
+    CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings);
     ~CopyEngine();
     CopyEngine(const CopyEngine &) = delete;
     CopyEngine &operator=(const CopyEngine &) = delete;
@@ -85,7 +87,8 @@ private:
     const AllocationRegistry &registry_;
     CopySettings settings_;
     HostWorkers workers_;
-    PeerMatrix &peers_;
+    std::unique_ptr<PeerMatrix> own_peers_; // the three-argument constructor's
+    PeerMatrix *peers_;
     TopologySettings topology_;
 
     std::mutex staging_mutex_; // one staged copy at a time uses the rings
