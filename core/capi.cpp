@@ -337,6 +337,19 @@ TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
     return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.device_info(device)); });
 }
 
+TIDAL_API tidal_status tidal_peer_info_get(tidal_context *ctx, int32_t device, int32_t peer, tidal_peer_info *info)
+{
+    static const char *fn = "tidal_peer_info_get";
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!info)
+        return null_argument(fn, "info");
+    const size_t given = info->struct_size;
+    if (tidal_status s = check_struct_size<tidal_peer_info>(fn, "info", given); s != TIDAL_OK)
+        return s;
+    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.peer_info(device, peer)); });
+}
+
 TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
 {
     static const char *fn = "tidal_config_describe";

@@ -112,6 +112,23 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.features = runtime_->supports(RuntimeOp::vmm) ? TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY : 0u;
     policy_system_.device_budget = &Context::policy_device_budget;
     policy_system_.budgets = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(count));
+    runtime_->set_numa_bind(settings_.topology.numa_bind);
+    peers_ = std::make_unique<PeerMatrix>(*runtime_);
+    for (int32_t d = 0; d < count; ++d) {
+        tidal_policy_device_topology t{};
+        t.struct_size = sizeof t;
+        t.numa_node = runtime_->props(d).numa_node;
+        copy_name(t.pci_bus_id, sizeof t.pci_bus_id, runtime_->props(d).pci_bus_id);
+        t.peer_mask = peers_->peer_mask(d);
+        policy_topology_.push_back(t);
+        for (int32_t p = 0; p < count; ++p) {
+            const tidal_rt_peer_info &l = peers_->link(d, p);
+            policy_peers_.push_back({sizeof(tidal_policy_peer), l.can_access, static_cast<tidal_link_type>(l.link_type),
+                                     l.hops, l.performance_rank});
+        }
+    }
+    policy_system_.topology = policy_topology_.data();
+    policy_system_.peers = policy_peers_.data();
     for (int32_t d = 0; d < count; ++d)
         policy_system_.budgets[static_cast<size_t>(d)] = settings_.migration.budget;
     chain_ = std::make_unique<PolicyChain>(settings_, &policy_system_);
@@ -133,7 +150,7 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
                                                       threaded);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
-    copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
+    copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy, *peers_, settings_.topology);
     batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
     elastic_ = std::make_unique<elastic::ElasticSpace>(*runtime_, settings_.elastic);
 }
@@ -843,6 +860,27 @@ tidal_device_info Context::device_info(int32_t device) const
     info.flags = device_flags(p);
     info.xnack = static_cast<tidal_xnack>(p.xnack);
     info.numa_node = p.numa_node;
+    copy_name(info.pci_bus_id, sizeof info.pci_bus_id, p.pci_bus_id);
+    copy_name(info.local_cpus, sizeof info.local_cpus, peers_->local_cpus(device).c_str());
+    info.peer_mask = peers_->peer_mask(device);
+    return info;
+}
+
+tidal_peer_info Context::peer_info(int32_t device, int32_t peer) const
+{
+    runtime_->require_device(device);
+    runtime_->require_device(peer);
+    const tidal_rt_peer_info &l = peers_->link(device, peer);
+    tidal_peer_info info = TIDAL_PEER_INFO_INIT;
+    info.device = device;
+    info.peer = peer;
+    info.can_access = l.can_access;
+    info.link = static_cast<tidal_link_type>(l.link_type);
+    info.hops = l.hops;
+    info.performance_rank = l.performance_rank;
+    info.enabled = device != peer && peers_->enabled(device, peer) ? 1 : 0;
+    info.bandwidth = l.bandwidth / 1e9;
+    info.latency_us = l.latency * 1e6;
     return info;
 }
 

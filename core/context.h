@@ -18,6 +18,7 @@
 #include "pool/pool_set.h"
 #include "registry/allocation_registry.h"
 #include "runtime/event_pool.h"
+#include "runtime/peer_matrix.h"
 #include "runtime/runtime.h"
 #include "validation/check_runner.h"
 
@@ -74,6 +75,8 @@ public:
     int32_t default_device() const noexcept { return default_device_; }
     const Runtime &runtime() const noexcept { return *runtime_; }
     tidal_device_info device_info(int32_t device) const;
+    tidal_peer_info peer_info(int32_t device, int32_t peer) const;
+    const PeerMatrix &peers() const noexcept { return *peers_; }
     std::string describe() const;
 
 private:
@@ -106,6 +109,8 @@ private:
     // "local-rank" this process's device.
     int32_t default_device_ = TIDAL_DEVICE_DEFAULT;
     std::vector<tidal_policy_device> policy_devices_;
+    std::vector<tidal_policy_device_topology> policy_topology_; // what policy_system_ points to
+    std::vector<tidal_policy_peer> policy_peers_;
     // What policies see of the system, with the budgets its device_budget reads: a copy of the
     // scheduler's, which policy hooks called under the scheduler's lock can read too.
     struct PolicySystem : tidal_policy_system {
@@ -120,6 +125,7 @@ private:
     std::unique_ptr<MigrationScheduler> scheduler_;
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
+    std::unique_ptr<PeerMatrix> peers_;   // before copies_, which enables pairs through it
     std::unique_ptr<CopyEngine> copies_;
     std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
     std::unique_ptr<elastic::ElasticSpace> elastic_; // after copies_ and runtime_: destroyed before them

@@ -106,6 +106,23 @@ typedef struct tidal_policy_device {
 #define TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY 0x1u /* the runtime has a virtual-memory API:
                                                  * TIDAL_KIND_ELASTIC can be allocated */
 
+/* Where one device sits (tidal_policy_system.topology; tidal_policy_device never grows). */
+typedef struct tidal_policy_device_topology {
+    size_t struct_size;
+    int32_t numa_node;    /* -1 when unknown */
+    char pci_bus_id[32];  /* "" when unknown */
+    uint64_t peer_mask;   /* bit p: this device reaches device p's memory directly */
+} tidal_policy_device_topology;
+
+/* How one device reaches another's memory (tidal_policy_system.peers). */
+typedef struct tidal_policy_peer {
+    size_t struct_size;
+    int32_t can_access;       /* 1: directly (peer access) */
+    tidal_link_type link;
+    int32_t hops;             /* -1 when unknown */
+    int32_t performance_rank; /* lower is faster; -1 when unknown */
+} tidal_policy_peer;
+
 typedef struct tidal_policy_system {
     size_t struct_size;
     const char *runtime;  /* "sim", "hip", "cuda" */
@@ -117,6 +134,10 @@ typedef struct tidal_policy_system {
      * a bad index. It may change between two calls, so a placement that depends on it must
      * not be TIDAL_PLACEMENT_CACHEABLE. Safe from any thread; never NULL when covered. */
     uint64_t (*device_budget)(const struct tidal_policy_system *system, int32_t device);
+    /* Appended after device_budget: the topology found when the context started. Step through
+     * both arrays by element[0].struct_size. */
+    const tidal_policy_device_topology *topology; /* device_count entries */
+    const tidal_policy_peer *peers; /* device_count * device_count: [device * device_count + peer] */
 } tidal_policy_system;
 
 /* -------------------------------------------------------------------------------------

@@ -657,8 +657,43 @@ typedef struct tidal_device_info {
     uint32_t flags;       /* TIDAL_DEVICE_FLAG_* */
     tidal_xnack xnack;
     int32_t numa_node;    /* -1 when unknown */
+    /* Appended after numa_node (topology, found once when the context is created). */
+    char pci_bus_id[32];  /* "dddd:bb:dd.f"; "" when unknown (the simulated device makes one up) */
+    char local_cpus[128]; /* the CPUs of numa_node as a list, "0-15,32-47"; "" when unknown */
+    uint64_t peer_mask;   /* bit p: this device can reach device p's memory directly (its own bit set) */
 } tidal_device_info;
-#define TIDAL_DEVICE_INFO_INIT { sizeof(tidal_device_info), 0, {0}, {0}, 0, 0, 0, 0, 0u, TIDAL_XNACK_NOT_APPLICABLE, -1 }
+#define TIDAL_DEVICE_INFO_INIT { sizeof(tidal_device_info), 0, {0}, {0}, 0, 0, 0, 0, 0u, TIDAL_XNACK_NOT_APPLICABLE, -1, {0}, {0}, 0u }
+
+/* How two devices are linked (tidal_peer_info.link). */
+typedef enum tidal_link_type {
+    TIDAL_LINK_UNKNOWN = 0, /* the runtime cannot tell (CUDA names no link type) */
+    TIDAL_LINK_SAME = 1,    /* a device and itself */
+    TIDAL_LINK_PCIE = 2,
+    TIDAL_LINK_XGMI = 3,    /* AMD Infinity Fabric */
+    TIDAL_LINK_NVLINK = 4,
+    TIDAL_LINK_NONE = 5,    /* no path between the two but through host memory */
+    TIDAL_LINK_FORCE_32BIT = 0x7FFFFFFF
+} tidal_link_type;
+
+/* One entry of the peer matrix: what `device` sees of `peer`'s memory. */
+typedef struct tidal_peer_info {
+    size_t struct_size;       /* sizeof(tidal_peer_info) */
+    int32_t device;
+    int32_t peer;
+    int32_t can_access;       /* 1: `device` can reach `peer`'s memory directly (peer access) */
+    tidal_link_type link;
+    int32_t hops;             /* -1 when unknown; 0 for a device and itself */
+    int32_t performance_rank; /* the runtime's rank, lower is faster; -1 when unknown */
+    int32_t enabled;          /* 1 once tidal has enabled peer access for the pair (first copy) */
+    double bandwidth;         /* GB/s one way, 0 when unknown (simulated profiles say it) */
+    double latency_us;        /* microseconds per transfer, 0 when unknown */
+} tidal_peer_info;
+#define TIDAL_PEER_INFO_INIT { sizeof(tidal_peer_info), 0, 0, 0, TIDAL_LINK_UNKNOWN, -1, -1, 0, 0.0, 0.0 }
+
+/*! tidal_peer_info_get() : how `device` reaches `peer`'s memory (device == peer: itself).
+ *  @return NOT_FOUND when either index is not a device. */
+TIDAL_API tidal_status tidal_peer_info_get(tidal_context *ctx, int32_t device, int32_t peer,
+                                           tidal_peer_info *info);
 
 /*! tidal_system_info_get() : the runtime in use and how many devices it has. */
 TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_info *info);

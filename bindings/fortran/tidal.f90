@@ -37,6 +37,7 @@ module tidal
                      tidal_device_info, tidal_config_describe, tidal_status_name, &
                      tidal_status_string, tidal_kind_name, tidal_access, &
                      tidal_migration_stats, tidal_copy_item, tidal_elastic_result, &
+                     tidal_peer_info, tidal_peer_info_get, &
                      c_tidal_version_string => tidal_version_string
   use tidal_base, only: tidal_ctx, tidal_from_c, tidal_fail, tidal_has_context, &
                         tidal_c_string, tidal_f_string, tidal_f_chars, tidal_array_span, &
@@ -48,6 +49,8 @@ module tidal
   ! The C structs themselves (module tidal_c's bind(C) types, the same entities): the
   ! procedures below fill in struct_size.
   public :: tidal_access, tidal_migration_stats, tidal_copy_item, tidal_elastic_result
+  ! The peer matrix, straight from C: set peer%struct_size = c_sizeof(peer) first.
+  public :: tidal_peer_info, tidal_peer_info_get
   public :: tidal_init, tidal_finalize, tidal_allocate, tidal_deallocate, tidal_prefetch, &
             tidal_query, tidal_query_range, tidal_advise, tidal_access_of, tidal_declare, &
             tidal_budget_set, tidal_migration_stats_get, tidal_clock, &
@@ -79,6 +82,8 @@ module tidal
             TIDAL_CHECK_PATTERN_VERIFY, TIDAL_CHECK_COPY, TIDAL_CHECK_TRIAD, &
             TIDAL_CHECK_ATOMIC_ADD, TIDAL_CHECK_RUNTIME_COPY, TIDAL_CHECK_SPIN
   public :: TIDAL_XNACK_NOT_APPLICABLE, TIDAL_XNACK_ON, TIDAL_XNACK_OFF, TIDAL_XNACK_UNKNOWN
+  public :: TIDAL_LINK_UNKNOWN, TIDAL_LINK_SAME, TIDAL_LINK_PCIE, &
+            TIDAL_LINK_XGMI, TIDAL_LINK_NVLINK, TIDAL_LINK_NONE
   public :: TIDAL_DEVICE_FLAG_SIMULATED, TIDAL_DEVICE_FLAG_MANAGED, &
             TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED, TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS, &
             TIDAL_DEVICE_FLAG_MIGRATES_ON_FAULT, TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS, &

@@ -14,11 +14,11 @@ module tidal_c
   use, intrinsic :: iso_c_binding, only: c_char, c_double, c_int, c_int32_t, c_int64_t, &
                                          c_ptr, c_size_t, c_null_ptr
   use tidal_constants, only: TIDAL_KIND_AUTO, TIDAL_DEVICE_DEFAULT, TIDAL_TAG_MAX, &
-                             TIDAL_XNACK_NOT_APPLICABLE, TIDAL_LOCATION_NONE, &
+                             TIDAL_XNACK_NOT_APPLICABLE, TIDAL_LOCATION_NONE, TIDAL_LINK_UNKNOWN, &
                              TIDAL_COHERENCY_UNKNOWN, TIDAL_CHECK_TOUCH_READ, TIDAL_ACCESS_READ
   implicit none
   private
-  public :: tidal_elastic_result
+  public :: tidal_elastic_result, tidal_peer_info
   public :: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
             tidal_system_info, tidal_device_info, tidal_pool_stats, tidal_access, &
             tidal_migration_stats, tidal_copy_item
@@ -36,7 +36,7 @@ module tidal_c
             tidal_register, tidal_unregister, tidal_check_run, &
             tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
             tidal_file_name_expand, &
-            tidal_pool_stats_get, tidal_pool_trim
+            tidal_pool_stats_get, tidal_pool_trim, tidal_peer_info_get
 
   ! ---- Structs. Default initialisation plays the role of the C *_INIT macros, except
   ! struct_size: a bind(C) type cannot default a component to its own c_sizeof, so set
@@ -192,7 +192,24 @@ module tidal_c
      integer(c_int32_t) :: flags = 0           ! uint32_t
      integer(c_int) :: xnack = TIDAL_XNACK_NOT_APPLICABLE
      integer(c_int32_t) :: numa_node = -1
+     character(kind=c_char) :: pci_bus_id(32) = achar(0)
+     character(kind=c_char) :: local_cpus(128) = achar(0)
+     integer(c_int64_t) :: peer_mask = 0       ! uint64_t
   end type tidal_device_info
+
+  !> tidal_peer_info: how one device reaches another's memory.
+  type, bind(C) :: tidal_peer_info
+     integer(c_size_t) :: struct_size = 0
+     integer(c_int32_t) :: device = 0
+     integer(c_int32_t) :: peer = 0
+     integer(c_int32_t) :: can_access = 0
+     integer(c_int) :: link = TIDAL_LINK_UNKNOWN
+     integer(c_int32_t) :: hops = -1
+     integer(c_int32_t) :: performance_rank = -1
+     integer(c_int32_t) :: enabled = 0
+     real(c_double) :: bandwidth = 0.0_c_double
+     real(c_double) :: latency_us = 0.0_c_double
+  end type tidal_peer_info
 
   ! ---- Functions, in the header's order --------------------------------------------------
   interface
@@ -646,6 +663,20 @@ module tidal_c
        type(tidal_elastic_result), intent(inout) :: out   ! struct_size is read
        integer(c_int) :: status
      end function tidal_restore_range
+  end interface
+
+  interface
+     ! tidal_status tidal_peer_info_get(tidal_context *ctx, int32_t device, int32_t peer,
+     !                                  tidal_peer_info *info);
+     function tidal_peer_info_get(ctx, device, peer, info) result(status) &
+          bind(C, name='tidal_peer_info_get')
+       import :: c_int, c_int32_t, c_ptr, tidal_peer_info
+       type(c_ptr), value :: ctx
+       integer(c_int32_t), value :: device
+       integer(c_int32_t), value :: peer
+       type(tidal_peer_info), intent(inout) :: info  ! struct_size is read
+       integer(c_int) :: status
+     end function tidal_peer_info_get
   end interface
 
   interface

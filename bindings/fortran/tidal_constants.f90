@@ -99,6 +99,14 @@ module tidal_constants
   integer(c_int), parameter :: TIDAL_XNACK_OFF = 2
   integer(c_int), parameter :: TIDAL_XNACK_UNKNOWN = 3
 
+  ! ---- Link between two devices (enum tidal_link_type) ---------------------------------
+  integer(c_int), parameter :: TIDAL_LINK_UNKNOWN = 0
+  integer(c_int), parameter :: TIDAL_LINK_SAME = 1
+  integer(c_int), parameter :: TIDAL_LINK_PCIE = 2
+  integer(c_int), parameter :: TIDAL_LINK_XGMI = 3
+  integer(c_int), parameter :: TIDAL_LINK_NVLINK = 4
+  integer(c_int), parameter :: TIDAL_LINK_NONE = 5
+
   ! ---- Device capability flags (TIDAL_DEVICE_FLAG_*) ------------------------------------
   integer(c_int32_t), parameter :: TIDAL_DEVICE_FLAG_SIMULATED = int(z'01', c_int32_t)
   integer(c_int32_t), parameter :: TIDAL_DEVICE_FLAG_MANAGED = int(z'02', c_int32_t)

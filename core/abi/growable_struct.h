@@ -56,6 +56,7 @@ TIDAL_GROWABLE(tidal_system_info, TIDAL_SYSTEM_INFO_INIT, TIDAL_END_OF(tidal_sys
 TIDAL_GROWABLE(tidal_device_info, TIDAL_DEVICE_INFO_INIT, TIDAL_END_OF(tidal_device_info, numa_node));
 // Newer than 0.1: its first version is the oldest.
 TIDAL_GROWABLE(tidal_elastic_result, TIDAL_ELASTIC_RESULT_INIT, TIDAL_END_OF(tidal_elastic_result, move_seconds));
+TIDAL_GROWABLE(tidal_peer_info, TIDAL_PEER_INFO_INIT, TIDAL_END_OF(tidal_peer_info, latency_us));
 
 #undef TIDAL_GROWABLE
 

@@ -23,9 +23,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 15> kTopKeys = {
+constexpr std::array<std::string_view, 16> kTopKeys = {
     "runtime", "log_level", "device_selection", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration",
-    "security", "elastic"};
+    "security", "elastic", "topology"};
+constexpr std::array<std::string_view, 3> kTopologyKeys = {"peer_access", "peer_fallback", "numa_bind"};
+constexpr std::array<std::string_view, 2> kPeerAccess = {"auto", "off"};
+constexpr std::array<std::string_view, 2> kPeerFallback = {"stage", "error"};
 constexpr std::array<std::string_view, 1> kSecurityKeys = {"allow_writable_plugins"};
 constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "release_threshold", "growth",
@@ -236,6 +239,18 @@ void read_elastic(const TomlReader &r, const toml::node &node, Settings &s)
         s.elastic.copy_streams = static_cast<uint32_t>(r.integer(*n, "elastic.copy_streams", 1, 16));
 }
 
+void read_topology(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "topology");
+    r.require_known_keys(t, "topology", kTopologyKeys);
+    if (const toml::node *n = t.get("peer_access"))
+        s.topology.peer_access = r.choice(*n, "topology.peer_access", kPeerAccess) == "auto";
+    if (const toml::node *n = t.get("peer_fallback"))
+        s.topology.peer_fallback_stage = r.choice(*n, "topology.peer_fallback", kPeerFallback) == "stage";
+    if (const toml::node *n = t.get("numa_bind"))
+        s.topology.numa_bind = r.boolean(*n, "topology.numa_bind");
+}
+
 void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "migration");
@@ -337,6 +352,9 @@ void read_sim(const TomlReader &r, const toml::node &node, Settings &s)
     } else {
         sim.profile = load_profile(kDefaultProfile, s.base_dir);
     }
+    // A profile that describes a machine of several GPUs simulates all of them unless told.
+    if (!t.contains("devices") && sim.profile.machine_devices > 0)
+        sim.devices = sim.profile.machine_devices;
 }
 
 void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
@@ -374,6 +392,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
         read_migration(r, *n, s);
     if (const toml::node *n = doc.get("elastic"))
         read_elastic(r, *n, s);
+    if (const toml::node *n = doc.get("topology"))
+        read_topology(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else

@@ -17,7 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 4> kTopKeys = {"name", "device", "bandwidth", "latency"};
+constexpr std::array<std::string_view, 5> kTopKeys = {"name", "device", "bandwidth", "latency", "topology"};
+constexpr std::array<std::string_view, 3> kTopologyKeys = {"devices", "link", "numa_nodes"};
+constexpr std::array<std::string_view, 6> kLinkKeys = {"between", "type", "hops", "peer", "bandwidth", "latency"};
+// Numbered as tidal_link_type (api/tidal/tidal.h).
+constexpr std::array<std::string_view, 3> kLinkTypes = {"pcie", "xgmi", "nvlink"};
+constexpr int32_t kMaxMachineDevices = 64;
 constexpr std::array<std::string_view, 9> kDeviceKeys = {
     "name", "vendor", "arch", "capacity", "page_size", "l2_size", "xnack", "vmm_granularity", "host_native_atomics"};
 constexpr std::array<std::string_view, 2> kVendors = {"nvidia", "amd"};
@@ -126,6 +131,68 @@ void read_rates(const TomlReader &r, const toml::table &t, std::string_view tabl
     }
 }
 
+int32_t link_type_number(std::string_view type)
+{
+    if (type == "xgmi")
+        return 3;
+    if (type == "nvlink")
+        return 4;
+    return 2; // pcie
+}
+
+// [topology]: how many GPUs the machine has and the links between pairs of them.
+void read_topology(const TomlReader &r, const toml::table &t, SimProfile &p)
+{
+    r.require_known_keys(t, "topology", kTopologyKeys);
+    p.machine_devices = static_cast<int32_t>(
+        r.integer(r.required(t, "topology", "devices"), "topology.devices", 1, kMaxMachineDevices));
+    if (const toml::node *n = t.get("numa_nodes")) {
+        const toml::array &nodes = r.array(*n, "topology.numa_nodes");
+        if (nodes.size() != static_cast<size_t>(p.machine_devices))
+            r.fail(n->source(), "topology.numa_nodes names " + std::to_string(nodes.size()) +
+                                    " node(s) for " + std::to_string(p.machine_devices) +
+                                    " device(s); give one per device (-1: unknown)");
+        for (size_t i = 0; i < nodes.size(); ++i)
+            p.numa_nodes.push_back(static_cast<int32_t>(r.integer(nodes[i], "topology.numa_nodes", -1, 1023)));
+    }
+    const toml::node *links = t.get("link");
+    if (links == nullptr)
+        return;
+    const toml::array &list = r.array(*links, "topology.link");
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string name = "topology.link[" + std::to_string(i) + "]";
+        const toml::table &lt = r.table(list[i], name);
+        r.require_known_keys(lt, name, kLinkKeys);
+        SimProfile::Link link;
+        const toml::node &between = r.required(lt, name, "between");
+        const toml::array &ends = r.array(between, name + ".between");
+        if (ends.size() != 2)
+            r.fail(between.source(), name + ".between must name two devices, as [0, 1]");
+        link.a = static_cast<int32_t>(r.integer(ends[0], name + ".between", 0, p.machine_devices - 1));
+        link.b = static_cast<int32_t>(r.integer(ends[1], name + ".between", 0, p.machine_devices - 1));
+        if (link.a == link.b)
+            r.fail(between.source(), name + ".between names device " + std::to_string(link.a) +
+                                         " twice; a link joins two devices");
+        if (p.link(link.a, link.b) != nullptr)
+            r.fail(between.source(), name + ": devices " + std::to_string(link.a) + " and " +
+                                         std::to_string(link.b) + " are linked twice");
+        link.type = link_type_number(r.choice(r.required(lt, name, "type"), name + ".type", kLinkTypes));
+        if (const toml::node *n = lt.get("hops"))
+            link.hops = static_cast<int32_t>(r.integer(*n, name + ".hops", 1, 16));
+        if (const toml::node *n = lt.get("peer"))
+            link.peer = r.boolean(*n, name + ".peer");
+        const toml::node &bw = r.required(lt, name, "bandwidth");
+        link.bandwidth = r.number(bw, name + ".bandwidth") * 1e9;
+        if (!(link.bandwidth > 0))
+            r.fail(bw.source(), name + ".bandwidth must be more than zero (GB/s)");
+        const toml::node &lat = r.required(lt, name, "latency");
+        link.latency = r.number(lat, name + ".latency") * 1e-6;
+        if (!(link.latency >= 0))
+            r.fail(lat.source(), name + ".latency must be zero or more (microseconds)");
+        p.links.push_back(link);
+    }
+}
+
 } // namespace
 
 std::vector<std::string_view> builtin_profile_names()
@@ -161,6 +228,8 @@ SimProfile parse_profile(std::string_view text, const std::string &label,
                kBandwidths, 1e9, false, p);
     read_rates(r, r.table(r.required(doc, "", "latency"), "latency"), "latency", kLatencies,
                1e-6, true, p);
+    if (const toml::node *n = doc.get("topology"))
+        read_topology(r, r.table(*n, "topology"), p);
     return p;
 }
 

@@ -56,6 +56,26 @@ struct SimProfile {
     double vmm_create_latency = 0, vmm_map_latency = 0, vmm_unmap_latency = 0;
     double vmm_set_access_latency = 0, vmm_destroy_latency = 0;
     std::filesystem::path source; // file it came from; empty for a built-in profile
+    // Optional [topology]: a machine of `machine_devices` GPUs ([sim] devices defaults to it)
+    // and the links between them. A pair not listed has no peer path (host staging only).
+    struct Link {
+        int32_t a = 0, b = 0;     // both directions
+        int32_t type = 0;         // tidal_link_type
+        int32_t hops = 1;
+        bool peer = true;         // peer access possible
+        double bandwidth = 0;     // bytes/second one way
+        double latency = 0;       // seconds per transfer
+    };
+    int32_t machine_devices = 0;  // 0: no [topology]
+    std::vector<Link> links;
+    std::vector<int32_t> numa_nodes; // per device of the machine; empty: unknown (-1)
+    const Link *link(int32_t a, int32_t b) const
+    {
+        for (const Link &l : links)
+            if ((l.a == a && l.b == b) || (l.a == b && l.b == a))
+                return &l;
+        return nullptr;
+    }
 };
 
 struct SimSettings {
@@ -113,6 +133,19 @@ struct ElasticSettings {
     uint32_t copy_streams = 4;                // offload copies in flight per device
 };
 
+// [topology]: copies between devices and where host memory lives.
+struct TopologySettings {
+    // auto: a copy between two devices that can reach each other enables peer access for the
+    // pair on first use and copies over the link; off: never enabled, such copies stage.
+    bool peer_access = true;
+    // A copy between devices with no peer path (or peer_access = off): stage through pinned
+    // host memory (true), or refuse with NOT_SUPPORTED naming both devices (false).
+    bool peer_fallback_stage = true;
+    // Pinned and pageable allocations with a device, and the staging rings, on that device's
+    // NUMA node (hwloc); a failure to bind is a warning.
+    bool numa_bind = true;
+};
+
 // [migration]: the scheduler behind tidal_declare / tidal_prefetch, budgets and eviction.
 struct MigrationSettings {
     uint64_t budget = 0;                      // managed bytes tidal keeps resident per device; 0 = no limit
@@ -155,6 +188,7 @@ struct Settings {
     PoolConfig pool;
     MigrationSettings migration;
     ElasticSettings elastic;
+    TopologySettings topology;
     SecuritySettings security;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };

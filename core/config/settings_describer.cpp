@@ -116,6 +116,14 @@ void describe_elastic(std::ostringstream &os, const ElasticSettings &e)
     os << "copy_streams = " << e.copy_streams << "\n";
 }
 
+void describe_topology(std::ostringstream &os, const TopologySettings &t)
+{
+    os << "\n[topology]\n";
+    os << "peer_access = \"" << (t.peer_access ? "auto" : "off") << "\"\n";
+    os << "peer_fallback = \"" << (t.peer_fallback_stage ? "stage" : "error") << "\"\n";
+    os << "numa_bind = " << (t.numa_bind ? "true" : "false") << "\n";
+}
+
 void describe_security(std::ostringstream &os, const SecuritySettings &security)
 {
     os << "\n[security]\n";
@@ -212,6 +220,7 @@ std::string describe_settings(const Settings &s)
     describe_pool(os, s.pool);
     describe_migration(os, s.migration);
     describe_elastic(os, s.elastic);
+    describe_topology(os, s.topology);
     describe_security(os, s.security);
     describe_sim(os, s.sim);
     return os.str();

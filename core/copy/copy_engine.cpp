@@ -8,6 +8,7 @@
 
 #include "copy/copy_bounds.h"
 #include "log/logger.h"
+#include "runtime/numa_binder.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -21,21 +22,30 @@ unsigned worker_count(uint32_t configured)
 }
 } // namespace
 
+CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
+                       PeerMatrix &peers, const TopologySettings &topology)
+    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
+      peers_(&peers), topology_(topology)
+{
+}
+
 CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings)
-    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads))
+    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
+      own_peers_(std::make_unique<PeerMatrix>(runtime)), peers_(own_peers_.get())
 {
 }
 
 CopyEngine::~CopyEngine()
 {
-    for (Slot &s : ring_) {
-        if (s.in_flight)
-            runtime_.event_synchronize_noexcept(s.event);
-        if (s.event)
-            runtime_.event_destroy(s.event);
-        if (s.buffer)
-            runtime_.free(TIDAL_KIND_PINNED, 0, s.buffer, settings_.chunk_size);
-    }
+    for (auto &[node, ring] : rings_)
+        for (Slot &s : ring.slots) {
+            if (s.in_flight)
+                runtime_.event_synchronize_noexcept(s.event);
+            if (s.event)
+                runtime_.event_destroy(s.event);
+            if (s.buffer)
+                runtime_.free(TIDAL_KIND_PINNED, ring.device, s.buffer, settings_.chunk_size);
+        }
     for (void *s : streams_)
         if (s)
             runtime_.stream_destroy_noexcept(s);
@@ -45,9 +55,14 @@ CopyEngine::~CopyEngine()
     }
 }
 
-CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destination, int32_t *device) const
+CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destination, int32_t *device,
+                                     bool *resident) const
 {
     *device = 0;
+    auto stays = [&](int32_t kind) {
+        if (resident)
+            *resident = kind == TIDAL_KIND_DEVICE || kind == TIDAL_KIND_DEVICE_FINE;
+    };
     AllocationRegistry::Vacancy vacancy;
     if (auto r = registry_.find(p, &vacancy)) {
         const uintptr_t base = reinterpret_cast<uintptr_t>(r->base);
@@ -57,7 +72,7 @@ CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destinatio
         switch (r->kind) {
         case TIDAL_KIND_PAGEABLE: break; // may still be registered: fall through to the map
         case TIDAL_KIND_PINNED: return Side::host_locked;
-        default: return Side::device; // device, managed and fine/coarse kinds: the runtime copies them
+        default: stays(r->kind); return Side::device; // device, managed and fine/coarse kinds: the runtime copies them
         }
     } else {
         require_clear(p, size, vacancy.end, destination);
@@ -78,8 +93,10 @@ CopyEngine::Side CopyEngine::side_of(const void *p, size_t size, bool destinatio
             *device = dev;
         if (kind == TIDAL_KIND_PINNED)
             return Side::host_locked;
-        if (kind != TIDAL_KIND_PAGEABLE)
+        if (kind != TIDAL_KIND_PAGEABLE) {
+            stays(kind);
             return Side::device;
+        }
     }
     return Side::pageable;
 }
@@ -93,8 +110,9 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("{} bytes from {} to {} wrap around the address space", size, src, dst));
     int32_t dst_device = 0, src_device = 0;
-    const Side d = side_of(dst, size, true, &dst_device);
-    const Side s = side_of(src, size, false, &src_device);
+    bool dst_resident = false, src_resident = false;
+    const Side d = side_of(dst, size, true, &dst_device, &dst_resident);
+    const Side s = side_of(src, size, false, &src_device, &src_resident);
     auto what = [&] { return fmt::format("copying {} bytes from {} to {}", size, src, dst); };
     const bool overlap = ranges_overlap(dst, src, size);
     if (s != Side::device && d != Side::device) {
@@ -109,6 +127,10 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("the source ({} bytes at {}) and the destination ({}) overlap; nothing was copied", size, src, dst),
                     "copy between disjoint ranges (device memory), or through a host buffer");
+    if (src_resident && dst_resident && src_device != dst_device) [[unlikely]] {
+        between_devices(dst, dst_device, src, src_device, size, stream);
+        return;
+    }
     if (s != Side::pageable && d != Side::pageable) {
         runtime_.memcpy(dst, src, size, stream, what);
         direct_.fetch_add(1, std::memory_order_relaxed);
@@ -116,39 +138,105 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     }
     std::lock_guard staging(staging_mutex_);
     if (s == Side::pageable)
-        staged_to_device(dst, static_cast<const char *>(src), size, stream ? stream : stream_for(dst_device));
+        staged_to_device(ring_for(dst_device), dst, static_cast<const char *>(src), size,
+                         stream ? stream : stream_for(dst_device));
     else
-        staged_to_host(static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
+        staged_to_host(ring_for(src_device), static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
     if (!stream && s == Side::pageable) // a synchronous copy is complete on return
         runtime_.stream_synchronize(stream_for(dst_device), what);
     (s == Side::pageable ? staged_h2d_ : staged_d2h_).fetch_add(1, std::memory_order_relaxed);
 }
 
-void CopyEngine::ensure_ring()
+void CopyEngine::between_devices(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                                 void *stream)
 {
-    if (!ring_.empty())
+    const bool reachable = peers_->can_access(dst_device, src_device) || peers_->can_access(src_device, dst_device);
+    if (topology_.peer_access && reachable) {
+        peers_->enable(src_device, dst_device);
+        runtime_.memcpy_peer(dst, dst_device, src, src_device, size, stream, [&] {
+            return fmt::format("copying {} bytes from device {} ({}) to device {} ({}) over the peer link", size,
+                               src_device, src, dst_device, dst);
+        });
+        peer_.fetch_add(1, std::memory_order_relaxed);
         return;
+    }
+    if (!topology_.peer_fallback_stage)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("copying {} bytes from device {} ({}) to device {} ({}): {}, and [topology] "
+                                "peer_fallback = \"error\" refuses to stage the copy through host memory",
+                                size, src_device, src, dst_device, dst,
+                                reachable ? "[topology] peer_access = \"off\""
+                                          : fmt::format("the {} runtime reports no peer access between device {} "
+                                                        "and device {}",
+                                                        runtime_.name(), src_device, dst_device)),
+                    "set [topology] peer_fallback = \"stage\", or copy between devices that reach each other "
+                    "(`tidal probe` prints the peer matrix)");
+    void *on = stream ? stream : stream_for(src_device);
+    {
+        std::lock_guard staging(staging_mutex_);
+        staged_between(ring_for(src_device), dst, static_cast<const char *>(src), size, on);
+    }
+    if (!stream)
+        runtime_.stream_synchronize(on, [&] {
+            return fmt::format("waiting for a staged copy from device {} to device {}", src_device, dst_device);
+        });
+    staged_peer_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CopyEngine::staged_between(Ring &ring, void *dst, const char *src, size_t size, void *stream)
+{
+    const size_t chunk = settings_.chunk_size;
+    for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
+        Slot &slot = ring.slots[i % ring.slots.size()];
+        const size_t len = std::min(chunk, size - off);
+        wait(slot); // the slot's last copy up has read it
+        runtime_.memcpy(slot.buffer, src + off, len, stream,
+                        [&] { return fmt::format("staged copy of {} bytes from {} to host memory", len, src); });
+        runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
+                        [&] { return fmt::format("staged copy of {} bytes from host memory to {}", len, dst); });
+        runtime_.event_record(slot.event, stream, "recording a staging event");
+        slot.in_flight = true;
+    }
+}
+
+CopyEngine::Ring &CopyEngine::ring_for(int32_t device)
+{
+    const int node = runtime_.numa_node_for(TIDAL_KIND_PINNED, device);
+    if (auto it = rings_.find(node); it != rings_.end())
+        return it->second;
     // Staged copies need all of these: refuse before the pinned ring costs milliseconds.
     for (RuntimeOp op : {RuntimeOp::event_create, RuntimeOp::event_record, RuntimeOp::event_synchronize,
                          RuntimeOp::stream_create})
         runtime_.require(op);
-    std::vector<Slot> ring(std::max<uint32_t>(2, settings_.ring_depth));
+    Ring ring;
+    ring.device = device;
+    ring.slots.resize(std::max<uint32_t>(2, settings_.ring_depth));
     try {
-        for (Slot &slot : ring) {
+        for (Slot &slot : ring.slots) {
             // Pinned allocation costs milliseconds: the ring is made once and kept.
-            slot.buffer = runtime_.alloc(TIDAL_KIND_PINNED, 0, settings_.chunk_size);
-            slot.event = runtime_.event_create(0, "creating a staging event");
+            slot.buffer = runtime_.alloc(TIDAL_KIND_PINNED, device, settings_.chunk_size);
+            slot.event = runtime_.event_create(device, "creating a staging event");
         }
     } catch (...) {
-        for (Slot &slot : ring) {
+        for (Slot &slot : ring.slots) {
             if (slot.event)
                 runtime_.event_destroy(slot.event);
             if (slot.buffer)
-                runtime_.free(TIDAL_KIND_PINNED, 0, slot.buffer, settings_.chunk_size);
+                runtime_.free(TIDAL_KIND_PINNED, device, slot.buffer, settings_.chunk_size);
         }
         throw;
     }
-    ring_ = std::move(ring);
+    ring.fill = &workers_;
+    if (node >= 0) {
+        ring.workers = std::make_unique<HostWorkers>(workers_.parallelism(), [node, this] {
+            if (std::string failed = NumaBinder::bind_thread(node); !failed.empty() && !bind_warned_.exchange(true))
+                log_warn(fmt::format("[topology] numa_bind: a staging thread stays unbound to NUMA node {}: {} "
+                                     "(logged once)",
+                                     node, failed));
+        });
+        ring.fill = ring.workers.get();
+    }
+    return rings_.emplace(node, std::move(ring)).first->second;
 }
 
 void *CopyEngine::stream_for(int32_t device)
@@ -170,16 +258,15 @@ void CopyEngine::wait(Slot &slot)
     }
 }
 
-void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void *stream)
+void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream)
 {
-    ensure_ring();
     const size_t chunk = settings_.chunk_size;
     for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t len = std::min(chunk, size - off);
         wait(slot);                              // its previous DMA has read the slot
-        workers_.copy(slot.buffer, src + off, len); // host threads fill it ...
-        runtime_.host_copy(len, workers_.threads_for(len), "staging a copy to the device");
+        ring.fill->copy(slot.buffer, src + off, len); // host threads fill it ...
+        runtime_.host_copy(len, ring.fill->threads_for(len), "staging a copy to the device");
         runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
@@ -187,31 +274,30 @@ void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void 
     }
 }
 
-void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *stream)
+void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream)
 {
-    ensure_ring();
     const size_t chunk = settings_.chunk_size;
     const size_t chunks = (size + chunk - 1) / chunk;
     auto issue = [&](size_t i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t off = i * chunk, len = std::min(chunk, size - off);
         runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;
     };
-    for (size_t i = 0; i < std::min(chunks, ring_.size()); ++i) { // DMAs run ahead of the host by the ring's depth
-        wait(ring_[i]);
+    for (size_t i = 0; i < std::min(chunks, ring.slots.size()); ++i) { // DMAs run ahead of the host by the ring's depth
+        wait(ring.slots[i]);
         issue(i);
     }
     for (size_t i = 0; i < chunks; ++i) {
-        Slot &slot = ring_[i % ring_.size()];
+        Slot &slot = ring.slots[i % ring.slots.size()];
         const size_t off = i * chunk, len = std::min(chunk, size - off);
         wait(slot);
-        workers_.copy(dst + off, slot.buffer, len);
-        runtime_.host_copy(len, workers_.threads_for(len), "staging a copy to the host");
-        if (i + ring_.size() < chunks)
-            issue(i + ring_.size());
+        ring.fill->copy(dst + off, slot.buffer, len);
+        runtime_.host_copy(len, ring.fill->threads_for(len), "staging a copy to the host");
+        if (i + ring.slots.size() < chunks)
+            issue(i + ring.slots.size());
     }
 }
 
@@ -258,6 +344,8 @@ CopyEngine::Counters CopyEngine::counters() const
     c.staged_h2d = staged_h2d_.load(std::memory_order_relaxed);
     c.staged_d2h = staged_d2h_.load(std::memory_order_relaxed);
     c.host = host_.load(std::memory_order_relaxed);
+    c.peer = peer_.load(std::memory_order_relaxed);
+    c.staged_peer = staged_peer_.load(std::memory_order_relaxed);
     return c;
 }
 

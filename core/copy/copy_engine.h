@@ -3,6 +3,10 @@
 // copy into (or out of) one slot while the device DMA works on another, so the copy runs at
 // the slower of the bus and the host's parallel memcpy, not at the runtime's pageable rate.
 // Host memory the caller registered (tidal_register) copies directly, like pinned memory.
+// Device memory on two different devices copies with the runtime's peer copy, peer access
+// enabled for the pair on first use, where the pair can reach each other ([topology]
+// peer_access); otherwise through the same ring of pinned slots (down, then up), or not at
+// all with peer_fallback = "error".
 #pragma once
 
 #include <atomic>
@@ -15,12 +19,16 @@
 #include "config/settings.h"
 #include "copy/host_workers.h"
 #include "registry/allocation_registry.h"
+#include "runtime/peer_matrix.h"
 #include "runtime/runtime.h"
 
 namespace tidal {
 
 class CopyEngine {
 public:
+    CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
+               PeerMatrix &peers, const TopologySettings &topology);
+    // With a peer matrix of its own and the default [topology] (for tests of the engine alone).
     CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings);
     ~CopyEngine();
     CopyEngine(const CopyEngine &) = delete;
@@ -42,6 +50,7 @@ public:
 
     struct Counters {
         uint64_t direct = 0, staged_h2d = 0, staged_d2h = 0, host = 0;
+        uint64_t peer = 0, staged_peer = 0; // between two devices: over the link / through the host
     };
     Counters counters() const;
 
@@ -52,29 +61,48 @@ private:
         void *event = nullptr;
         bool in_flight = false;
     };
+    // One ring of pinned slots per NUMA node in use (-1: node unknown or binding off), its
+    // slots allocated for the first device on that node so they come from the node's memory,
+    // and filled by host threads bound to the node's CPUs (the shared workers for -1).
+    struct Ring {
+        int32_t device = 0; // the device its slots were allocated for
+        std::vector<Slot> slots;
+        std::unique_ptr<HostWorkers> workers;
+        HostWorkers *fill = nullptr;
+    };
     // Where [p, p+size) lives. Throws INVALID_ARGUMENT when it starts inside a tidal allocation
-    // and runs past its end.
-    Side side_of(const void *p, size_t size, bool destination, int32_t *device) const;
-    void ensure_ring();
+    // and runs past its end. *resident: memory that stays on *device (device kinds, not managed).
+    Side side_of(const void *p, size_t size, bool destination, int32_t *device, bool *resident = nullptr) const;
+    // Device memory on src_device to device memory on dst_device (they differ).
+    void between_devices(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                         void *stream);
+    void staged_between(Ring &ring, void *dst, const char *src, size_t size, void *stream);
+    // The ring serving `device` (staging_mutex_ held), made on first use.
+    Ring &ring_for(int32_t device);
     void wait(Slot &slot);
-    void staged_to_device(void *dst, const char *src, size_t size, void *stream);
-    void staged_to_host(char *dst, const void *src, size_t size, void *stream);
+    void staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream);
+    void staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream);
 
     Runtime &runtime_;
     const AllocationRegistry &registry_;
     CopySettings settings_;
     HostWorkers workers_;
+    std::unique_ptr<PeerMatrix> own_peers_; // the three-argument constructor's
+    PeerMatrix *peers_;
+    TopologySettings topology_;
 
-    std::mutex staging_mutex_; // one staged copy at a time uses the ring
-    std::vector<Slot> ring_;
+    std::mutex staging_mutex_; // one staged copy at a time uses the rings
+    std::map<int, Ring> rings_; // by NUMA node
     std::mutex streams_mutex_;
     std::vector<void *> streams_; // internal copy stream per device, created on first use
+
+    std::atomic<bool> bind_warned_{false};
 
     mutable std::shared_mutex registrations_mutex_;
     std::map<uintptr_t, size_t> registrations_; // base -> size
 
     // Bumped by every copy from any thread: atomics, not a mutex all copies would queue on.
-    std::atomic<uint64_t> direct_{0}, staged_h2d_{0}, staged_d2h_{0}, host_{0};
+    std::atomic<uint64_t> direct_{0}, staged_h2d_{0}, staged_d2h_{0}, host_{0}, peer_{0}, staged_peer_{0};
 };
 
 } // namespace tidal

@@ -19,12 +19,16 @@ std::pair<size_t, size_t> share(size_t size, unsigned part, unsigned parts)
 }
 } // namespace
 
-HostWorkers::HostWorkers(unsigned threads)
+HostWorkers::HostWorkers(unsigned threads, std::function<void()> on_start)
 {
     const unsigned extra = threads > 1 ? threads - 1 : 0;
     workers_.reserve(extra);
     for (unsigned i = 0; i < extra; ++i)
-        workers_.emplace_back([this, i] { serve(i + 1); });
+        workers_.emplace_back([this, i, on_start] {
+            if (on_start)
+                on_start();
+            serve(i + 1);
+        });
 }
 
 HostWorkers::~HostWorkers()

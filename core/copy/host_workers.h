@@ -15,7 +15,9 @@ namespace tidal {
 
 class HostWorkers {
 public:
-    explicit HostWorkers(unsigned threads); // total parallelism, the caller included
+    // `threads`: total parallelism, the caller included. Each worker thread runs `on_start`
+    // (if given) first: a staging ring's workers bind themselves to its NUMA node there.
+    explicit HostWorkers(unsigned threads, std::function<void()> on_start = {});
     ~HostWorkers();
     HostWorkers(const HostWorkers &) = delete;
     HostWorkers &operator=(const HostWorkers &) = delete;

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "log/logger.h"
 #include "runtime/error_table.h"
+#include "runtime/numa_binder.h"
 #include "runtime/topology.h"
 #include "status/error.h"
 
@@ -51,6 +53,7 @@ constexpr OpInfo kOps[] = {
     {"trimming its stream-ordered pool", ""},
     {"virtual-memory mapping, so elastic memory is not available", "use device or managed memory on this runtime"},
     {"accounting host copies", ""},
+    {"peer access between devices", "copies between devices stage through pinned host memory"},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -92,6 +95,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
         return o.vmm_granularity && o.vmm_reserve && o.vmm_release && o.vmm_create && o.vmm_destroy && o.vmm_map &&
                o.vmm_set_access && o.vmm_unmap;
     case RuntimeOp::host_copy: return o.host_copy;
+    case RuntimeOp::peer: return o.peer_info && o.peer_enable && o.memcpy_peer;
     case RuntimeOp::count_: break;
     }
     return false;
@@ -202,12 +206,42 @@ void Runtime::mem_info(int32_t device, uint64_t *free_bytes, uint64_t *total_byt
 
 // Memory.
 
+int Runtime::numa_node_for(tidal_kind kind, int32_t device) const noexcept
+{
+    if (!numa_bind_ || !TIDAL_KIND_IS_HOST(kind) || device < 0 || device >= device_count())
+        return -1;
+    const tidal_rt_device_props &p = props_[static_cast<size_t>(device)];
+    if (p.numa_node >= 0)
+        return p.numa_node;
+    if (!numa_unknown_logged_.exchange(true))
+        log_info(fmt::format("[topology] numa_bind: the NUMA node of device {} is unknown ({}), so host memory and "
+                             "staging threads are not bound",
+                             device,
+                             p.pci_bus_id[0] == '\0' ? "the runtime reports no PCI bus id"
+                             : p.simulated           ? "a simulated device sits on no PCI bus"
+                                                     : fmt::format("hwloc finds no node for PCI device {}", p.pci_bus_id)));
+    return -1;
+}
+
 void *Runtime::alloc(tidal_kind kind, int32_t device, size_t size)
 {
     void *out = nullptr;
+    const int node = numa_node_for(kind, device);
+    std::optional<NumaBinder::MemoryScope> scope;
+    if (node >= 0)
+        scope.emplace(node); // what the runtime pins while allocating comes from the node
     check(ops_->alloc(instance_, kind, device, size, &out), [&] {
         return fmt::format("allocating {} bytes of {} memory on device {}", size, tidal_kind_name(kind), device);
     });
+    if (node >= 0) {
+        std::string failed = scope->failed();
+        if (failed.empty() && kind == TIDAL_KIND_PAGEABLE) // first touched later, by any thread
+            failed = NumaBinder::bind_area(out, size, node);
+        if (!failed.empty() && !numa_failure_logged_.exchange(true))
+            log_warn(fmt::format("[topology] numa_bind: could not place {} memory for device {} on NUMA node {}: {}; "
+                                 "it stays where the system put it (logged once)",
+                                 tidal_kind_name(kind), device, node, failed));
+    }
     return out;
 }
 
@@ -548,6 +582,35 @@ int Runtime::vmm_destroy(void *chunk) noexcept
 int Runtime::vmm_release(void *ptr, size_t size) noexcept
 {
     return supports(RuntimeOp::vmm) ? ops_->vmm_release(instance_, ptr, size) : kNativeNotSupported;
+}
+
+tidal_rt_peer_info Runtime::peer_info(int32_t device, int32_t peer, CallDescription what)
+{
+    require(RuntimeOp::peer);
+    tidal_rt_peer_info info{};
+    info.struct_size = sizeof info;
+    info.hops = -1;
+    info.performance_rank = -1;
+    check(ops_->peer_info(instance_, device, peer, &info), what,
+          [&] { return fmt::format("asking how device {} reaches device {}", device, peer); });
+    return info;
+}
+
+void Runtime::peer_enable(int32_t device, int32_t peer, CallDescription what)
+{
+    require(RuntimeOp::peer);
+    check(ops_->peer_enable(instance_, device, peer), what,
+          [&] { return fmt::format("enabling peer access from device {} to device {}", device, peer); });
+}
+
+void Runtime::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                          void *stream, CallDescription what)
+{
+    require(RuntimeOp::peer);
+    check(ops_->memcpy_peer(instance_, dst, dst_device, src, src_device, size, stream), what, [&] {
+        return fmt::format("copying {} bytes from device {} ({}) to device {} ({})", size, src_device, src,
+                           dst_device, dst);
+    });
 }
 
 } // namespace tidal

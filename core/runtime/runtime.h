@@ -6,6 +6,7 @@
 // raw table nor a native code it did not ask for.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -54,6 +55,7 @@ enum class RuntimeOp : uint8_t {
     pool_trim,           // pool_trim + pool_usage, with the stream-ordered pool
     vmm,                 // the virtual-memory group, all eight
     host_copy,
+    peer,                // peer_info + peer_enable + memcpy_peer
     count_
 };
 
@@ -98,8 +100,13 @@ public:
     // go on (frees, teardown): they return the native code, kNativeNotSupported for a missing
     // operation.
 
-    // Memory.
+    // Memory. With NUMA binding on, host kinds for a device (device >= 0) come from that
+    // device's NUMA node (best effort: a failure is a warning, logged once).
     void *alloc(tidal_kind kind, int32_t device, size_t size);
+    void set_numa_bind(bool on) noexcept { numa_bind_ = on; }
+    // The NUMA node host memory for `device` is bound to: -1 when binding is off or the node is
+    // unknown (logged once, with the reason).
+    int numa_node_for(tidal_kind kind, int32_t device) const noexcept;
     int free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept;
     void host_register(void *ptr, size_t size, CallDescription what = {});
     void host_unregister(void *ptr, CallDescription what = {});
@@ -199,6 +206,12 @@ public:
     int vmm_destroy(void *chunk) noexcept;
     int vmm_release(void *ptr, size_t size) noexcept;
 
+    // Peer access (RuntimeOp::peer). device != peer, both valid.
+    tidal_rt_peer_info peer_info(int32_t device, int32_t peer, CallDescription what = {});
+    void peer_enable(int32_t device, int32_t peer, CallDescription what = {});
+    void memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size, void *stream,
+                     CallDescription what = {});
+
     // Throws the translated error for a non-zero native code (one a noexcept call returned).
     void check(int native, CallDescription what) const
     {
@@ -236,6 +249,8 @@ private:
     std::optional<SharedLibrary> module_; // destroyed after the instance
     std::vector<tidal_rt_device_props> props_;
     uint64_t supported_ = 0; // bit i: RuntimeOp i is there
+    bool numa_bind_ = false;
+    mutable std::atomic<bool> numa_unknown_logged_{false}, numa_failure_logged_{false};
 };
 
 } // namespace tidal

@@ -33,7 +33,7 @@
  *  - A runtime named N ("sim", "hip", "cuda") lives in core/runtime/N/, in namespace tidal::N.
  *  - Its files are N_<concern>.{h,cpp}, one concern each: N_module.cpp (the ops table and, for
  *    a loadable module, the one exported symbol), N_lifecycle, N_devices, N_memory,
- *    N_migration, N_transfers, N_streams, N_kernels, N_vmm, N_errors, N_device_scope.h.
+ *    N_migration, N_transfers, N_streams, N_kernels, N_vmm, N_peers, N_errors, N_device_scope.h.
  *  - The entry point that fills field F of tidal_rt_ops is named rt_F (rt_alloc, rt_memcpy,
  *    rt_vmm_map, ...), so one search for a field finds its implementation in every runtime.
  *  - The ops table is one constant built with designated initialisers in field order in
@@ -132,6 +132,17 @@ typedef struct tidal_rt_copy_item {
     const void *src;
     uint64_t size;
 } tidal_rt_copy_item;
+
+/* What links one device to another (peer_info). Link types are numbered as tidal_link_type. */
+typedef struct tidal_rt_peer_info {
+    size_t struct_size;
+    int32_t can_access;       /* 1: the device can map the peer's memory */
+    int32_t link_type;        /* tidal_link_type; TIDAL_LINK_UNKNOWN when the runtime cannot tell */
+    int32_t hops;             /* -1 unknown */
+    int32_t performance_rank; /* lower is faster (CUDA's P2P rank); -1 unknown */
+    double bandwidth;         /* bytes/second one way; 0 unknown (only the simulated device knows) */
+    double latency;           /* seconds per transfer; 0 unknown */
+} tidal_rt_peer_info;
 
 typedef struct tidal_rt_ops {
     uint32_t abi_version;
@@ -286,6 +297,23 @@ typedef struct tidal_rt_ops {
      *             work to the calling host: the simulated device at the profile's host memcpy
      *             rate for that many threads. */
     int (*host_copy)(void *rt, size_t size, uint32_t threads);
+    /* Appended after vmm_unmap; optional as a group (all three or none; NULL: every pair of
+     * devices is reported unreachable and copies between devices stage through pinned memory).
+     * Peer access between two devices (cudaDeviceCanAccessPeer / cudaDeviceGetP2PAttribute /
+     * cudaDeviceEnablePeerAccess / cudaMemcpyPeerAsync; hipDeviceCanAccessPeer /
+     * hipExtGetLinkTypeAndHopCount / hipDeviceEnablePeerAccess / hipMemcpyPeerAsync).
+     * `device` != `peer` in every call.
+     *  peer_info:   what links `device` to `peer`: whether `device` can map `peer`'s memory,
+     *               the link type, hops and performance rank where the runtime tells them.
+     *  peer_enable: lets `device` reach `peer`'s memory directly from now on (for the life of
+     *               the process). Enabling a pair that is already enabled succeeds.
+     *  memcpy_peer: `size` bytes from `src` on `src_device` to `dst` on `dst_device`, ordered
+     *               on `stream` (NULL = synchronous); a direct transfer over the link once
+     *               peer access is enabled, otherwise the runtime's own path through the host. */
+    int (*peer_info)(void *rt, int32_t device, int32_t peer, struct tidal_rt_peer_info *info);
+    int (*peer_enable)(void *rt, int32_t device, int32_t peer);
+    int (*memcpy_peer)(void *rt, void *dst, int32_t dst_device, const void *src, int32_t src_device,
+                       size_t size, void *stream);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -1,5 +1,7 @@
 #include "runtime/topology.h"
 
+#include <cstdlib>
+
 #ifdef TIDAL_HAVE_HWLOC
 #include <hwloc.h>
 #endif
@@ -29,6 +31,31 @@ int Topology::numa_node_of_pci(const char *pci_bus_id) noexcept
 #else
     (void)pci_bus_id;
     return -1;
+#endif
+}
+
+std::string Topology::cpus_of_numa_node(int node)
+{
+#ifdef TIDAL_HAVE_HWLOC
+    if (node < 0)
+        return {};
+    hwloc_topology_t topology = nullptr;
+    if (hwloc_topology_init(&topology) != 0)
+        return {};
+    std::string cpus;
+    if (hwloc_topology_load(topology) == 0) {
+        hwloc_obj_t numa = hwloc_get_numanode_obj_by_os_index(topology, static_cast<unsigned>(node));
+        char *text = nullptr;
+        if (numa && numa->cpuset && hwloc_bitmap_list_asprintf(&text, numa->cpuset) >= 0 && text) {
+            cpus = text;
+            std::free(text);
+        }
+    }
+    hwloc_topology_destroy(topology);
+    return cpus;
+#else
+    (void)node;
+    return {};
 #endif
 }
 

@@ -1,6 +1,7 @@
 /* The fault sweep: one representative workload (every allocation kind, elastic memory where the
  * simulated device has a virtual-memory group, frees, copies both ways
- * with staged pageable copies, copy_batch, declarations under a budget, prefetch, advice,
+ * with staged pageable copies, copies between devices (over the peer link and staged), copy_batch,
+ * declarations under a budget, prefetch, advice,
  * registration, kernels, range and device queries, the clock, streams with async alloc/free
  * that are forgotten, used again and destroyed, pool trim), run once clean to count each
  * fault-injectable runtime operation's calls, then once per (operation, call) with that one
@@ -16,7 +17,8 @@
  * Calls swept per operation: every one of the first kAllCalls (64), then every kStride-th (4th)
  * and the last, so a workload that grows to call something hundreds of times (event queries
  * while migrations and pools poll) costs tens of cases more, not hundreds. The workload now
- * calls nothing more than 30 times, so every call is swept (198 cases, about 5 s).
+ * calls nothing more than 40 times, so every call is swept (277 cases since copies between
+ * devices joined it; 2.5 minutes on the shared build machine under load).
  *
  * Each case runs in a forked child with a fresh context, so a crash or a leak names its case.
  * The simulated device tells the call counts through TIDAL_SIM_CALL_COUNTS (a test hook).
@@ -162,6 +164,28 @@ static void workload(tidal_context *ctx, struct outcome *o)
             items[8 + i] = out;
         }
         step(o, "copy_batch", tidal_copy_batch(ctx, items, 16, NULL));
+    }
+
+    /* Device 0 to device 1 and back over the peer link (enabled on the first copy), then a
+     * staged copy between them (peer access is per pair: the third device has no link). */
+    if (dev != NULL) {
+        tidal_alloc_desc on1 = TIDAL_ALLOC_DESC_INIT;
+        on1.kind = TIDAL_KIND_DEVICE;
+        on1.device = 1;
+        void *peer = NULL;
+        if (step(o, "alloc device 1", tidal_alloc(ctx, 2 * MIB, &on1, &peer))) {
+            step(o, "copy device 0->1", tidal_copy(ctx, peer, dev, 2 * MIB));
+            step(o, "copy device 1->0", tidal_copy(ctx, dev, peer, 2 * MIB));
+            release(ctx, o, "free device 1", &peer);
+        }
+        tidal_peer_info link = TIDAL_PEER_INFO_INIT;
+        step(o, "peer info", tidal_peer_info_get(ctx, 0, 1, &link));
+        on1.device = 2;
+        void *far = NULL;
+        if (step(o, "alloc device 2", tidal_alloc(ctx, 1 * MIB, &on1, &far))) {
+            step(o, "copy device 0->2 (staged)", tidal_copy(ctx, far, dev, 1 * MIB));
+            release(ctx, o, "free device 2", &far);
+        }
     }
 
     /* Elastic memory: offload with a copy, a copy out of the offloaded home, restore, discard
@@ -327,6 +351,8 @@ static const char *kConfig =
     "runtime = \"sim\"\n"
     "[sim]\n"
     "capacity = \"1GiB\"\n"
+    "profile = \"pcie-switch2\"\n" /* two linked devices, and a third without a link */
+    "devices = 3\n"
     "[copy]\n"
     "chunk_size = \"256KiB\"\n"
     "threads = 2\n";

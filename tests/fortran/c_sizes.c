@@ -22,6 +22,7 @@ size_t tidal_test_sizeof(const char *type)
     SIZE(tidal_migration_stats)
     SIZE(tidal_copy_item)
     SIZE(tidal_elastic_result)
+    SIZE(tidal_peer_info)
     return 0;
 }
 
@@ -94,6 +95,9 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_device_info, flags)
     FIELD(tidal_device_info, xnack)
     FIELD(tidal_device_info, numa_node)
+    FIELD(tidal_device_info, pci_bus_id)
+    FIELD(tidal_device_info, local_cpus)
+    FIELD(tidal_device_info, peer_mask)
 
     FIELD(tidal_access, struct_size)
     FIELD(tidal_access, ptr)
@@ -135,6 +139,17 @@ long long tidal_test_offsetof(const char *type, const char *field)
     FIELD(tidal_elastic_result, mapped_bytes)
     FIELD(tidal_elastic_result, home_seconds)
     FIELD(tidal_elastic_result, move_seconds)
+
+    FIELD(tidal_peer_info, struct_size)
+    FIELD(tidal_peer_info, device)
+    FIELD(tidal_peer_info, peer)
+    FIELD(tidal_peer_info, can_access)
+    FIELD(tidal_peer_info, link)
+    FIELD(tidal_peer_info, hops)
+    FIELD(tidal_peer_info, performance_rank)
+    FIELD(tidal_peer_info, enabled)
+    FIELD(tidal_peer_info, bandwidth)
+    FIELD(tidal_peer_info, latency_us)
     return -1;
 }
 
@@ -217,6 +232,12 @@ long long tidal_test_constant(const char *name, int *found)
     CONSTANT(TIDAL_XNACK_ON)
     CONSTANT(TIDAL_XNACK_OFF)
     CONSTANT(TIDAL_XNACK_UNKNOWN)
+    CONSTANT(TIDAL_LINK_UNKNOWN)
+    CONSTANT(TIDAL_LINK_SAME)
+    CONSTANT(TIDAL_LINK_PCIE)
+    CONSTANT(TIDAL_LINK_XGMI)
+    CONSTANT(TIDAL_LINK_NVLINK)
+    CONSTANT(TIDAL_LINK_NONE)
 
     CONSTANT(TIDAL_DEVICE_FLAG_SIMULATED)
     CONSTANT(TIDAL_DEVICE_FLAG_MANAGED)

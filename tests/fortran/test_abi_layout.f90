@@ -7,7 +7,7 @@ program test_abi_layout
   use tidal_constants
   use tidal_c, only: tidal_alloc_desc, tidal_pointer_info, tidal_range_info, tidal_check, &
                      tidal_system_info, tidal_device_info, tidal_access, tidal_migration_stats, &
-                     tidal_copy_item, tidal_elastic_result
+                     tidal_copy_item, tidal_elastic_result, tidal_peer_info
   use tidal_test_support, only: expect, expect_equal_int
   implicit none
 
@@ -44,6 +44,7 @@ program test_abi_layout
   type(tidal_migration_stats), target :: migration
   type(tidal_copy_item), target :: copy_item
   type(tidal_elastic_result), target :: elastic
+  type(tidal_peer_info), target :: peer_info
   integer :: checked = 0
 
   call size_is('tidal_alloc_desc', c_sizeof(desc))
@@ -118,6 +119,9 @@ program test_abi_layout
   call offset_is('tidal_device_info', 'flags', c_loc(device_info), c_loc(device_info%flags))
   call offset_is('tidal_device_info', 'xnack', c_loc(device_info), c_loc(device_info%xnack))
   call offset_is('tidal_device_info', 'numa_node', c_loc(device_info), c_loc(device_info%numa_node))
+  call offset_is('tidal_device_info', 'pci_bus_id', c_loc(device_info), c_loc(device_info%pci_bus_id))
+  call offset_is('tidal_device_info', 'local_cpus', c_loc(device_info), c_loc(device_info%local_cpus))
+  call offset_is('tidal_device_info', 'peer_mask', c_loc(device_info), c_loc(device_info%peer_mask))
 
   call size_is('tidal_access', c_sizeof(access))
   call offset_is('tidal_access', 'struct_size', c_loc(access), c_loc(access%struct_size))
@@ -163,6 +167,18 @@ program test_abi_layout
   call offset_is('tidal_elastic_result', 'mapped_bytes', c_loc(elastic), c_loc(elastic%mapped_bytes))
   call offset_is('tidal_elastic_result', 'home_seconds', c_loc(elastic), c_loc(elastic%home_seconds))
   call offset_is('tidal_elastic_result', 'move_seconds', c_loc(elastic), c_loc(elastic%move_seconds))
+
+  call size_is('tidal_peer_info', c_sizeof(peer_info))
+  call offset_is('tidal_peer_info', 'struct_size', c_loc(peer_info), c_loc(peer_info%struct_size))
+  call offset_is('tidal_peer_info', 'device', c_loc(peer_info), c_loc(peer_info%device))
+  call offset_is('tidal_peer_info', 'peer', c_loc(peer_info), c_loc(peer_info%peer))
+  call offset_is('tidal_peer_info', 'can_access', c_loc(peer_info), c_loc(peer_info%can_access))
+  call offset_is('tidal_peer_info', 'link', c_loc(peer_info), c_loc(peer_info%link))
+  call offset_is('tidal_peer_info', 'hops', c_loc(peer_info), c_loc(peer_info%hops))
+  call offset_is('tidal_peer_info', 'performance_rank', c_loc(peer_info), c_loc(peer_info%performance_rank))
+  call offset_is('tidal_peer_info', 'enabled', c_loc(peer_info), c_loc(peer_info%enabled))
+  call offset_is('tidal_peer_info', 'bandwidth', c_loc(peer_info), c_loc(peer_info%bandwidth))
+  call offset_is('tidal_peer_info', 'latency_us', c_loc(peer_info), c_loc(peer_info%latency_us))
 
   ! Default initialisation stands in for the *_INIT macros: the values they set must match.
   call expect(desc%kind == TIDAL_KIND_AUTO .and. desc%device == TIDAL_DEVICE_DEFAULT .and. &
@@ -243,6 +259,12 @@ program test_abi_layout
   call constant_is('TIDAL_XNACK_ON', TIDAL_XNACK_ON)
   call constant_is('TIDAL_XNACK_OFF', TIDAL_XNACK_OFF)
   call constant_is('TIDAL_XNACK_UNKNOWN', TIDAL_XNACK_UNKNOWN)
+  call constant_is('TIDAL_LINK_UNKNOWN', TIDAL_LINK_UNKNOWN)
+  call constant_is('TIDAL_LINK_SAME', TIDAL_LINK_SAME)
+  call constant_is('TIDAL_LINK_PCIE', TIDAL_LINK_PCIE)
+  call constant_is('TIDAL_LINK_XGMI', TIDAL_LINK_XGMI)
+  call constant_is('TIDAL_LINK_NVLINK', TIDAL_LINK_NVLINK)
+  call constant_is('TIDAL_LINK_NONE', TIDAL_LINK_NONE)
   call constant_is('TIDAL_DEVICE_FLAG_SIMULATED', TIDAL_DEVICE_FLAG_SIMULATED)
   call constant_is('TIDAL_DEVICE_FLAG_MANAGED', TIDAL_DEVICE_FLAG_MANAGED)
   call constant_is('TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED', TIDAL_DEVICE_FLAG_CONCURRENT_MANAGED)

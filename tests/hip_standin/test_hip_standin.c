@@ -162,6 +162,7 @@ static int setup(void **state)
     (void)state;
     unsetenv("HIP_STANDIN_KERNELS");
     unsetenv("HIP_STANDIN_DEVICES");
+    unsetenv("HIP_STANDIN_NO_PEER");
     setenv("HIP_STANDIN_XNACK", xnack_on ? "1" : "0", 1);
     standin.reset();
     return 0;
@@ -721,6 +722,60 @@ static void test_second_device(void **state)
     finish(ctx);
 }
 
+/* Two devices on XGMI: the matrix from hipDeviceCanAccessPeer and hipExtGetLinkTypeAndHopCount;
+ * a copy between them enables peer access (each way, once) and is one hipMemcpyPeer. Without
+ * peer access (the stand-in's PCIe mode) the copy stages through pinned memory instead. */
+static void test_peer_devices(void **state)
+{
+    (void)state;
+    const size_t size = 3 * MiB;
+    unsigned char *host = malloc(size);
+    assert_non_null(host);
+    for (int peer = 1; peer >= 0; --peer) {
+        standin.reset();
+        setenv("HIP_STANDIN_DEVICES", "2", 1);
+        if (peer)
+            unsetenv("HIP_STANDIN_NO_PEER");
+        else
+            setenv("HIP_STANDIN_NO_PEER", "1", 1);
+        tidal_context *ctx = hip_context(NO_POOL);
+        tidal_peer_info link = TIDAL_PEER_INFO_INIT;
+        assert_ok(tidal_peer_info_get(ctx, 0, 1, &link));
+        assert_int_equal(link.can_access, peer);
+        assert_int_equal(link.link, peer ? TIDAL_LINK_XGMI : TIDAL_LINK_PCIE);
+        assert_int_equal(link.hops, peer ? 1 : 2);
+        assert_true(count_calls("hipExtGetLinkTypeAndHopCount") >= 2);
+        tidal_device_info info = TIDAL_DEVICE_INFO_INIT;
+        assert_ok(tidal_device_info_get(ctx, 1, &info));
+        assert_string_equal(info.pci_bus_id, "0000:c2:00.0");
+        assert_int_equal(info.peer_mask, peer ? 0x3u : 0x2u);
+
+        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+        desc.kind = TIDAL_KIND_DEVICE;
+        void *a = NULL, *b = NULL;
+        assert_ok(tidal_alloc(ctx, size, &desc, &a));
+        desc.device = 1;
+        assert_ok(tidal_alloc(ctx, size, &desc, &b));
+        harness_fill(host, size, 5);
+        assert_ok(tidal_copy(ctx, a, host, size));
+        const size_t from = standin.call_count();
+        assert_ok(tidal_copy(ctx, b, a, size));
+        assert_ok(tidal_copy(ctx, a, b, size)); /* the pair is enabled once */
+        memset(host, 0, size);
+        assert_ok(tidal_copy(ctx, host, b, size));
+        assert_true(harness_holds(host, size, 5));
+        assert_int_equal(count_calls("hipDeviceEnablePeerAccess"), peer ? 2 : 0);
+        if (peer)
+            assert_called(from, "hipMemcpyPeer", b, 1, 0); /* arg: the source device */
+        else
+            assert_int_equal(count_calls("hipMemcpyPeer"), 0);
+        assert_ok(tidal_free(ctx, a));
+        assert_ok(tidal_free(ctx, b));
+        finish(ctx);
+    }
+    free(host);
+}
+
 /* No GPU: hipGetDeviceCount's hipErrorNoDevice is NO_DEVICE with its name, and nothing is
  * left behind. */
 static void test_no_device(void **state)
@@ -840,6 +895,7 @@ int main(int argc, char **argv)
         CASE(test_kernel_without_code_object),
         CASE(test_kernel_launches),
         CASE(test_second_device),
+        CASE(test_peer_devices),
         CASE(test_no_device),
         CASE(test_destroy_returns_everything),
         /* Defects the stand-in found, each fixed. */

@@ -22,6 +22,7 @@ STRUCTS = {
     "tidal_system_info": _native.SystemInfo,
     "tidal_device_info": _native.DeviceInfo,
     "tidal_elastic_result": _native.ElasticResult,
+    "tidal_peer_info": _native.PeerInfo,
 }
 
 # Header prefix -> the Python enum holding those constants (the prefix stripped).
@@ -32,6 +33,7 @@ ENUMS = {
     "TIDAL_ACCESS_": tidal.Access,
     "TIDAL_DEVICE_FLAG_": tidal.DeviceFlag,
     "TIDAL_XNACK_": tidal.Xnack,
+    "TIDAL_LINK_": tidal.LinkType,
     "TIDAL_COHERENCY_": tidal.Coherency,
     "TIDAL_CHECK_": tidal.CheckKind,
     "TIDAL_OFFLOAD_": tidal.Offload,

@@ -202,6 +202,25 @@ cfg = write('runtime = "sim"\n[sim]\ndevices = 3\n')
 r = run("probe", "--json", env_extra={"TIDAL_CONFIG": cfg})
 expect(r.returncode == 0 and len(json.loads(r.stdout)["devices"]) == 3, "probe honours TIDAL_CONFIG", r)
 
+# The peer matrix: every pair of the simulated XGMI mesh, as a table and in --json.
+mesh = write('runtime = "sim"\n[sim]\nprofile = "xgmi4"\ncapacity = "1GiB"\n')
+r = run("probe", "--json", "--config", mesh)
+j = json.loads(r.stdout) if r.returncode == 0 else {}
+peers = j.get("peers", [])
+expect(len(peers) == 16 and all(p["link"] == ("self" if p["device"] == p["peer"] else "xgmi") for p in peers)
+       and all(d["peer_mask"] == 15 for d in j["devices"]), "probe --json carries the 4x4 peer matrix", r)
+r = run("probe", "--config", mesh)
+expect(r.returncode == 0 and "peer matrix" in r.stdout and "xgmi 1h" in r.stdout, "probe prints the peer matrix", r)
+# bench --peer on two devices behind a PCIe switch (50 GB/s link on the simulated clock).
+switch = write('runtime = "sim"\n[sim]\nprofile = "pcie-switch2"\ncapacity = "1GiB"\n')
+r = run("bench", "--peer", "--config", switch, "--max-size", "16MiB", "--reps", "2", "--json", "-")
+j = json.loads(r.stdout) if r.returncode == 0 else {}
+pairs = j.get("pairs", [])
+expect(len(pairs) == 2 and all(45 < p["tidal_peer_on"]["clock_gbs"] < 51 and p["tidal_peer_off"]["clock_gbs"] < 40
+                               and "clock_gbs" in p["runtime_peer_on"] for p in pairs)
+       and "tidal" in j.get("two_contexts_device0", {}),
+       "bench --peer: each pair off and on against the runtime, the link's rate once peer access is on", r)
+
 r = run("config", "check", EXAMPLE)
 expect(r.returncode == 0 and "valid" in r.stdout and "policy chain: rules" in r.stdout, "config check accepts the example", r)
 bad = write('runtime = "sim"\npolicies = ["rules"]\n[policy.rules]\nfallbak = "pinned"\n')

@@ -599,6 +599,12 @@ TEST_CASE("every fault operation parses and fails its entry point")
 
         SimSettings settings = make_settings();
         settings.faults = parsed.sim.faults;
+        const bool peer = name.starts_with("peer_") || name == "memcpy_peer";
+        if (peer) { // two linked devices
+            settings.devices = 2;
+            settings.profile.machine_devices = 2;
+            settings.profile.links.push_back({0, 1, TIDAL_LINK_XGMI, 1, true, 50e9, 1e-6});
+        }
         if (name == "create") {
             void *rt = nullptr;
             char detail[160] = {};
@@ -613,6 +619,11 @@ TEST_CASE("every fault operation parses and fails its entry point")
         // Arguments, made with operations other than the one under test.
         void *managed = name == "alloc" ? nullptr : s.alloc(TIDAL_KIND_MANAGED, kPage);
         void *device = name == "alloc" ? nullptr : s.alloc(TIDAL_KIND_DEVICE, kPage);
+        void *device1 = nullptr; // on device 1, for the peer operations
+        if (peer)
+            REQUIRE(o.alloc(rt, TIDAL_KIND_DEVICE, 1, kPage, &device1) == 0);
+        tidal_rt_peer_info link{};
+        link.struct_size = sizeof link;
         void *stream = nullptr, *event = nullptr, *later = nullptr;
         if (name != "stream_create")
             REQUIRE(o.stream_create(rt, 0, &stream) == 0);
@@ -686,6 +697,9 @@ TEST_CASE("every fault operation parses and fails its entry point")
             {"vmm_set_access", [&] { return o.vmm_set_access(rt, 0, range, g); }},
             {"vmm_unmap", [&] { return o.vmm_unmap(rt, range, g); }},
             {"host_copy", [&] { return o.host_copy(rt, 4096, 1); }},
+            {"peer_info", [&] { return o.peer_info(rt, 0, 1, &link); }},
+            {"peer_enable", [&] { return o.peer_enable(rt, 0, 1); }},
+            {"memcpy_peer", [&] { return o.memcpy_peer(rt, device1, 1, device, 0, kPage, stream); }},
         };
         const auto it = call.find(name);
         REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");

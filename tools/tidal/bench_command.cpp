@@ -17,6 +17,7 @@
 #include "bench_runner.h"
 #include "bench_svg.h"
 #include "byte_sizes.h"
+#include "peer_bench.h"
 #include "profile_writer.h"
 #include "tool_commands.h"
 
@@ -44,6 +45,7 @@ struct BenchCommandOptions {
     unsigned reps = 0;
     std::string json, csv, svg, profile;
     bool no_progress = false;
+    bool peer = false;
 };
 
 // min, 4 x min, 16 x min ... below max, then max itself.
@@ -80,6 +82,19 @@ int run_bench(const BenchCommandOptions &c)
         return 1;
     }
     std::string why;
+    if (c.peer) {
+        PeerBenchOptions p;
+        p.config = c.config;
+        p.runtime = c.runtime;
+        p.json = c.json;
+        p.reps = c.reps ? c.reps : 5;
+        p.size = c.max_size.empty() ? (c.quick ? kQuickMaxSize : uint64_t{256} << 20) : *parse_byte_size(c.max_size, &why);
+        if (p.size == 0 || p.size % 8) {
+            fmt::print(stderr, "tidal bench --peer: the copy size must be a positive multiple of 8 bytes\n");
+            return 1;
+        }
+        return run_peer_bench(p);
+    }
     BenchOptions o;
     o.device = c.device;
     o.quick = c.quick;
@@ -194,6 +209,12 @@ void add_bench_command(CLI::App &app)
                     "fault latency is 0 (the fault bandwidth is end to end)")
         ->type_name("FILE");
     cmd->add_flag("--no-progress", o->no_progress, "No progress bar, even on a terminal");
+    cmd->add_flag("--peer", o->peer,
+                  "Measure copies between devices instead: for each ordered pair, device memory to device memory of "
+                  "--max-size bytes (default 256MiB, --quick 16MiB), tidal_copy with [topology] peer_access = \"off\" "
+                  "(staged through pinned memory) and \"auto\" (peer access enabled on first use), each against the "
+                  "runtime's own copy of the same buffers in the same run; wall clock and tidal_clock both, median of "
+                  "--reps (default 5). With one device there is no pair: it says so. --json carries every figure");
     cmd->callback([o] {
         int rc = run_bench(*o);
         if (rc != 0)

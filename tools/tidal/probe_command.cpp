@@ -52,6 +52,33 @@ std::string bytes(uint64_t n)
 
 const char *yes(bool b) { return b ? "yes" : "no"; }
 
+const char *link_name(tidal_link_type t)
+{
+    switch (t) {
+    case TIDAL_LINK_SAME: return "self";
+    case TIDAL_LINK_PCIE: return "pcie";
+    case TIDAL_LINK_XGMI: return "xgmi";
+    case TIDAL_LINK_NVLINK: return "nvlink";
+    case TIDAL_LINK_NONE: return "none";
+    default: return "unknown";
+    }
+}
+
+// One matrix cell: "self", "-" (no peer path), or the link with hops and rank where known.
+std::string cell(const tidal_peer_info &p)
+{
+    if (p.device == p.peer)
+        return "self";
+    if (!p.can_access)
+        return "- (host)";
+    std::string text = link_name(p.link);
+    if (p.hops >= 0)
+        text += fmt::format(" {}h", p.hops);
+    if (p.performance_rank >= 0)
+        text += fmt::format(" r{}", p.performance_rank);
+    return text;
+}
+
 int run_probe(const ProbeOptions &o)
 {
     tidal_context *ctx = open_context(o.config, o.runtime);
@@ -73,6 +100,18 @@ int run_probe(const ProbeOptions &o)
         }
         devices.push_back(info);
     }
+    // The peer matrix, row = the device that reaches, column = the memory it reaches.
+    std::vector<tidal_peer_info> peers;
+    for (int32_t a = 0; a < sys.device_count; ++a)
+        for (int32_t b = 0; b < sys.device_count; ++b) {
+            tidal_peer_info p = TIDAL_PEER_INFO_INIT;
+            if (tidal_peer_info_get(ctx, a, b, &p) != TIDAL_OK) {
+                fmt::print(stderr, "tidal: {}\n", tidal_last_error());
+                tidal_context_destroy(ctx);
+                return 1;
+            }
+            peers.push_back(p);
+        }
     tidal_context_destroy(ctx);
 
     if (o.json) {
@@ -103,12 +142,27 @@ int run_probe(const ProbeOptions &o)
                 {"fine_grained_kinds", (d.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED) != 0},
                 {"xnack", xnack_name(d.xnack)},
                 {"numa_node", d.numa_node},
+                {"pci_bus_id", d.pci_bus_id},
+                {"local_cpus", d.local_cpus},
+                {"peer_mask", d.peer_mask},
             });
             if (o.batch_hint_sample)
                 j["devices"].back()["batch_hint"] = {{"sample_bytes", o.batch_hint_sample},
                                                      {"batch", batch_hint(d.l2_size, o.batch_hint_sample)},
                                                      {"heuristic", "L2 size / (2 x sample size), from the ROCm guidance"}};
         }
+        j["peers"] = nlohmann::json::array();
+        for (const auto &p : peers)
+            j["peers"].push_back({
+                {"device", p.device},
+                {"peer", p.peer},
+                {"can_access", p.can_access != 0},
+                {"link", link_name(p.link)},
+                {"hops", p.hops},
+                {"performance_rank", p.performance_rank},
+                {"bandwidth_gbs", p.bandwidth},
+                {"latency_us", p.latency_us},
+            });
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
@@ -138,12 +192,26 @@ int run_probe(const ProbeOptions &o)
         fmt::print("  XNACK                {}\n", xnack_name(d.xnack));
         fmt::print("  fine/coarse kinds    {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_FINE_GRAINED));
         fmt::print("  host native atomics  {}\n", yes(d.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS));
-        fmt::print("  NUMA node            {}\n", d.numa_node >= 0 ? std::to_string(d.numa_node) : "unknown");
+        fmt::print("  NUMA node            {}{}\n", d.numa_node >= 0 ? std::to_string(d.numa_node) : "unknown",
+                   d.local_cpus[0] ? fmt::format(" (CPUs {})", d.local_cpus) : std::string());
+        fmt::print("  PCI bus id           {}\n", d.pci_bus_id[0] ? d.pci_bus_id : "unknown");
         if (o.batch_hint_sample) {
             const uint64_t b = batch_hint(d.l2_size, o.batch_hint_sample);
             fmt::print("  batch hint           {} (heuristic: L2 {} / (2 x {} per sample), ROCm guidance)\n",
                        b ? std::to_string(b) : "unknown (no L2 size)", bytes(d.l2_size), bytes(o.batch_hint_sample));
         }
+    }
+    const int32_t n = sys.device_count;
+    fmt::print("\npeer matrix (row reaches column's memory; link, hops h, rank r; - = through host memory):\n");
+    fmt::print("{:>8}", "");
+    for (int32_t b = 0; b < n; ++b)
+        fmt::print("{:>16}", fmt::format("device {}", b));
+    fmt::print("\n");
+    for (int32_t a = 0; a < n; ++a) {
+        fmt::print("{:>8}", fmt::format("device {}", a));
+        for (int32_t b = 0; b < n; ++b)
+            fmt::print("{:>16}", cell(peers[static_cast<size_t>(a * n + b)]));
+        fmt::print("\n");
     }
     return 0;
 }
@@ -157,8 +225,11 @@ void add_probe_command(CLI::App &app)
         "probe", "Show the runtime in use and what each device can do\n"
                  "Prints the runtime tidal chose (or --runtime / the configuration names) and, for each device, its "
                  "memory, migration page size, L2 cache, managed-memory support, whether managed pages migrate on a "
-                 "device fault (XNACK on AMD), pageable-memory access, fine-grained kinds, host-native atomics and NUMA "
-                 "node. A simulated device is labelled as such.");
+                 "device fault (XNACK on AMD), pageable-memory access, fine-grained kinds, host-native atomics, NUMA "
+                 "node with its CPUs and PCI bus id; then the peer matrix: for each pair of devices whether one reaches "
+                 "the other's memory directly, the link type (pcie, xgmi, nvlink; CUDA names none), hops and the "
+                 "runtime's performance rank where known. --json carries all of it (\"peers\": one entry per pair). "
+                 "A simulated device is labelled as such.");
     probe->add_flag("--json", o->json, "Print JSON instead of a table");
     probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
         ->type_name("FILE");

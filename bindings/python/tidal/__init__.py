@@ -16,8 +16,8 @@ from .context import (AccessRange, Allocation, CheckResult, Context, DeviceInfo,
                       MigrationStats,
                       PointerInfo, PoolStats, RangeInfo, SystemInfo, file_name_expand, kind_name, library_path,
                       status_name, status_string, version, version_number)
-from .enums import (Access, Advice, CheckKind, Coherency, DeviceFlag, Hint, Kind, Offload, Restore,
-                    Status, Xnack)
+from .enums import (Access, Advice, CheckKind, Coherency, DeviceFlag, Hint, Kind, LinkType, Offload,
+                    Restore, Status, Xnack)
 from .errors import (BudgetExceededError, BufferTooSmallError, ConfigError, DeviceRuntimeError,
                      IllegalAccessError, InternalError, InvalidArgumentError, NoDeviceError,
                      NotFoundError, NotSupportedError, OutOfMemoryError, PluginError, TidalError,
@@ -31,7 +31,7 @@ __all__ = [
     "PointerInfo", "PoolStats", "RangeInfo", "SystemInfo",
     "file_name_expand", "kind_name", "library_path", "status_name", "status_string", "version", "version_number",
     "Access", "Advice", "CheckKind", "Coherency", "DeviceFlag", "Hint", "Kind", "Offload", "Restore", "Status",
-    "Xnack",
+    "Xnack", "LinkType",
     "TidalError", "InvalidArgumentError", "OutOfMemoryError", "NotSupportedError", "NoDeviceError",
     "UnknownPointerError", "ConfigError", "PluginError", "DeviceRuntimeError",
     "BudgetExceededError", "IllegalAccessError", "InternalError", "NotFoundError",

@@ -184,6 +184,24 @@ class DeviceInfo(ctypes.Structure):
         ("flags", ctypes.c_uint32),
         ("xnack", c_enum),
         ("numa_node", ctypes.c_int32),
+        ("pci_bus_id", ctypes.c_char * 32),
+        ("local_cpus", ctypes.c_char * 128),
+        ("peer_mask", ctypes.c_uint64),
+    ]
+
+
+class PeerInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("device", ctypes.c_int32),
+        ("peer", ctypes.c_int32),
+        ("can_access", ctypes.c_int32),
+        ("link", c_enum),
+        ("hops", ctypes.c_int32),
+        ("performance_rank", ctypes.c_int32),
+        ("enabled", ctypes.c_int32),
+        ("bandwidth", ctypes.c_double),
+        ("latency_us", ctypes.c_double),
     ]
 
 
@@ -241,6 +259,7 @@ PROTOTYPES = {
     "tidal_check_run": (c_status, [_ctx, _P(Check)]),
     "tidal_system_info_get": (c_status, [_ctx, _P(SystemInfo)]),
     "tidal_device_info_get": (c_status, [_ctx, ctypes.c_int32, _P(DeviceInfo)]),
+    "tidal_peer_info_get": (c_status, [_ctx, ctypes.c_int32, ctypes.c_int32, _P(PeerInfo)]),
     "tidal_config_describe": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
     "tidal_file_name_expand": (c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
 }
@@ -251,6 +270,7 @@ NEWER_FUNCTIONS = frozenset({
     "tidal_alloc_async", "tidal_free_async", "tidal_advise", "tidal_declare",
     "tidal_budget_set", "tidal_migration_stats_get", "tidal_clock", "tidal_copy_batch",
     "tidal_offload", "tidal_offload_range", "tidal_restore", "tidal_restore_range",
+    "tidal_peer_info_get",
 })
 
 

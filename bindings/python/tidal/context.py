@@ -190,6 +190,9 @@ class DeviceInfo:
     flags: DeviceFlag
     xnack: Xnack
     numa_node: int
+    pci_bus_id: str = ""     # "" when unknown
+    local_cpus: str = ""     # the CPUs of numa_node, "0-15,32-47"; "" when unknown
+    peer_mask: int = 0       # bit p: this device reaches device p's memory directly
 
     @property
     def simulated(self) -> bool:
@@ -803,7 +806,7 @@ class Context:
         info = _native.new(_native.DeviceInfo)
         _check(lib.tidal_device_info_get(self.handle, operator.index(device), ctypes.byref(info)))
         return _fields(info, DeviceInfo, name=_text, arch=_text, flags=DeviceFlag,
-                       xnack=lambda v: _enum(Xnack, v))
+                       xnack=lambda v: _enum(Xnack, v), pci_bus_id=_text, local_cpus=_text)
 
     def devices(self) -> list:
         """device_info of every device."""

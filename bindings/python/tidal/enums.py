@@ -97,6 +97,16 @@ class Xnack(enum.IntEnum):
     UNKNOWN = 3
 
 
+class LinkType(enum.IntEnum):
+    """tidal_link_type: how two devices are linked (tidal_peer_info.link)."""
+    UNKNOWN = 0
+    SAME = 1
+    PCIE = 2
+    XGMI = 3
+    NVLINK = 4
+    NONE = 5
+
+
 class Coherency(enum.IntEnum):
     """tidal_coherency: fine or coarse-grained coherence of a managed range (AMD)."""
     UNKNOWN = 0

@@ -67,6 +67,12 @@ int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk) noexcept;
 int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size) noexcept;
 int rt_vmm_unmap(void *rt, void *ptr, size_t size) noexcept;
 
+// hip_peers.cpp
+int rt_peer_info(void *rt, int32_t device, int32_t peer, tidal_rt_peer_info *info) noexcept;
+int rt_peer_enable(void *rt, int32_t device, int32_t peer) noexcept;
+int rt_memcpy_peer(void *rt, void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                   void *stream) noexcept;
+
 // hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
 // (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.
 #ifdef TIDAL_HAVE_HIP_KERNELS

@@ -72,6 +72,9 @@ constexpr tidal_rt_ops kHipOps = {
     .vmm_set_access = rt_vmm_set_access,
     .vmm_unmap = rt_vmm_unmap,
     .host_copy = nullptr, // host copies take real time: nothing to account
+    .peer_info = rt_peer_info,
+    .peer_enable = rt_peer_enable,
+    .memcpy_peer = rt_memcpy_peer,
 };
 
 } // namespace

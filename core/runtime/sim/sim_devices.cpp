@@ -59,8 +59,14 @@ int SimRuntime::device_props(int32_t device, tidal_rt_device_props *props) const
     p.host_native_atomics = profile_.host_native_atomics ? 1 : 0;
     p.fine_grained = amd_ ? 1 : 0;
     p.xnack = amd_ ? (xnack_ ? TIDAL_XNACK_ON : TIDAL_XNACK_OFF) : TIDAL_XNACK_NOT_APPLICABLE;
-    p.numa_node = -1;
+    // The profile's host NUMA node for the device: real host nodes, so that binding staging
+    // memory to them can be tested on the simulated device.
+    p.numa_node = static_cast<std::size_t>(device) < profile_.numa_nodes.size()
+                      ? profile_.numa_nodes[static_cast<std::size_t>(device)]
+                      : -1;
     p.simulated = 1;
+    // Domain ffff holds no real device, so hwloc finds no NUMA node for it on the host.
+    std::snprintf(p.pci_bus_id, sizeof p.pci_bus_id, "ffff:%02x:00.0", static_cast<unsigned>(device));
     *props = p;
     return kSuccess;
 }

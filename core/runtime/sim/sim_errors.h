@@ -15,6 +15,7 @@ enum SimError : int {
     kOutOfMemory = 2,
     kNoDevice = 100,
     kInvalidDevice = 101,
+    kPeerAccessUnsupported = 217,
     kInvalidHandle = 400,
     kIllegalAddress = 700,
     kHostMemoryAlreadyRegistered = 712,

@@ -51,9 +51,12 @@ enum class Operation : std::size_t {
     vmm_set_access,
     vmm_unmap,
     host_copy,
+    peer_info,
+    peer_enable,
+    memcpy_peer,
 };
 inline constexpr std::size_t kOperationCount = kFaultOperations.size();
-static_assert(static_cast<std::size_t>(Operation::host_copy) + 1 == kOperationCount,
+static_assert(static_cast<std::size_t>(Operation::memcpy_peer) + 1 == kOperationCount,
               "Operation follows kFaultOperations one to one");
 
 // Each operation has its own call counter (1-based, per runtime instance). A FaultSpec

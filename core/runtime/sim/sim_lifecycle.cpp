@@ -67,6 +67,7 @@ SimRuntime::SimRuntime(const SimSettings &settings)
     counters_.assign(static_cast<std::size_t>(devices_), SimCounters{});
     link_h2d_.assign(static_cast<std::size_t>(devices_), 0.0);
     link_d2h_.assign(static_cast<std::size_t>(devices_), 0.0);
+    peer_enabled_.assign(static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_), 0);
     if (const char *v = std::getenv("TIDAL_SIM_SERIALIZE"); v != nullptr && std::strcmp(v, "0") == 0)
         serialize_ = false;
     if (const char *v = std::getenv("TIDAL_SIM_CALL_COUNTS"); v != nullptr && *v != '\0')

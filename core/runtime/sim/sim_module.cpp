@@ -228,6 +228,19 @@ int rt_vmm_unmap(void *rt, void *ptr, size_t size)
 {
     return guarded([&] { return self(rt).vmm_unmap(ptr, size); });
 }
+int rt_peer_info(void *rt, int32_t device, int32_t peer, tidal_rt_peer_info *info)
+{
+    return guarded([&] { return self(rt).peer_info(device, peer, info); });
+}
+int rt_peer_enable(void *rt, int32_t device, int32_t peer)
+{
+    return guarded([&] { return self(rt).peer_enable(device, peer); });
+}
+int rt_memcpy_peer(void *rt, void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                   void *stream)
+{
+    return guarded([&] { return self(rt).memcpy_peer(dst, dst_device, src, src_device, size, stream); });
+}
 
 // One table per naming: the ops table's error_name() has no instance to ask for its profile.
 constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name)(int))
@@ -290,6 +303,9 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .vmm_set_access = rt_vmm_set_access,
         .vmm_unmap = rt_vmm_unmap,
         .host_copy = rt_host_copy,
+        .peer_info = rt_peer_info,
+        .peer_enable = rt_peer_enable,
+        .memcpy_peer = rt_memcpy_peer,
     };
 }
 

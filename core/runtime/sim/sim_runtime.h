@@ -146,6 +146,13 @@ public:
     int vmm_map(void *ptr, size_t size, void *chunk);
     int vmm_set_access(int32_t device, void *ptr, size_t size);
     int vmm_unmap(void *ptr, size_t size);
+    // Peer access (sim_transfers.cpp), from the profile's [topology] links: a listed pair with
+    // peer = true can be enabled; copies between two devices run over the link once either
+    // direction is enabled, and through host memory (d2h then h2d, pinned rates) before.
+    int peer_info(int32_t device, int32_t peer, tidal_rt_peer_info *info) const;
+    int peer_enable(int32_t device, int32_t peer);
+    int memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                    void *stream);
 
     // ---- Introspection for tests and telemetry: consistent snapshots, thread-safe.
     // Members taking a device throw std::out_of_range for an index outside [0, devices()).
@@ -232,6 +239,9 @@ private:
     int classify_copy_end(const void *ptr, uint64_t size, CopyEnd *out) const;
     void count_copy(const CopyEnd &src, const CopyEnd &dst, uint64_t bytes);
     int copy_failed(int error, Operation op, const void *ptr);
+    // The copy itself, for memcpy and memcpy_peer (expects the lock held and `s` looked up).
+    int copy_between(void *dst, const void *src, size_t size, SimStream *s, Operation op);
+    bool peer_enabled(int32_t a, int32_t b) const;
 
     SimProfile profile_;
     int32_t devices_;
@@ -279,6 +289,7 @@ private:
     std::vector<SimCounters> counters_;
     // When each device's host links (host->device, device->host) are next free.
     std::vector<double> link_h2d_, link_d2h_;
+    std::vector<uint8_t> peer_enabled_; // [device * devices_ + peer]: device may reach peer
     SimCounters host_counters_;
     mutable std::vector<FaultRecord> fault_log_;
     mutable uint64_t fault_log_dropped_ = 0;

@@ -94,15 +94,38 @@ int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
     SimStream *s = nullptr;
     if (int e = lookup_stream(stream, &s))
         return e;
+    return copy_between(dst, src, size, s, Operation::memcpy);
+}
+
+bool SimRuntime::peer_enabled(int32_t a, int32_t b) const
+{
+    const auto n = static_cast<std::size_t>(devices_);
+    return peer_enabled_[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)] != 0 ||
+           peer_enabled_[static_cast<std::size_t>(b) * n + static_cast<std::size_t>(a)] != 0;
+}
+
+int SimRuntime::copy_between(void *dst, const void *src, size_t size, SimStream *s, Operation op)
+{
     CopyEnd from, to;
     if (int e = classify_copy_end(src, size, &from))
-        return copy_failed(e, Operation::memcpy, src);
+        return copy_failed(e, op, src);
     if (int e = classify_copy_end(dst, size, &to))
-        return copy_failed(e, Operation::memcpy, dst);
+        return copy_failed(e, op, dst);
     count_copy(from, to, size);
     do_work(s, [&] { std::memmove(dst, src, size); });
-    const double duration = cost_.copy(from.endpoint, to.endpoint, size);
     const bool src_device = from.endpoint == Endpoint::device, dst_device = to.endpoint == Endpoint::device;
+    if (src_device && dst_device && from.device != to.device) {
+        // Between two devices: over the link once peer access is on, else through the host
+        // (down the source's link, up the destination's), as the runtimes do without it.
+        const SimProfile::Link *link = profile_.link(from.device, to.device);
+        if (link != nullptr && link->peer && peer_enabled(from.device, to.device))
+            clock_.run(s, link->latency + CostModel::transfer(size, link->bandwidth));
+        else
+            clock_.run(s, cost_.copy(Endpoint::device, Endpoint::pinned, size) +
+                              cost_.copy(Endpoint::pinned, Endpoint::device, size));
+        return kSuccess;
+    }
+    const double duration = cost_.copy(from.endpoint, to.endpoint, size);
     if (dst_device && !src_device)
         clock_.run_on_link(s, duration, &link_h2d_[static_cast<std::size_t>(to.device)]);
     else if (src_device && !dst_device)
@@ -110,6 +133,71 @@ int SimRuntime::memcpy(void *dst, const void *src, size_t size, void *stream)
     else
         clock_.run(s, duration);
     return kSuccess;
+}
+
+int SimRuntime::peer_info(int32_t device, int32_t peer, tidal_rt_peer_info *info) const
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::peer_info))
+        return e;
+    if (info == nullptr || device == peer)
+        return kInvalidValue;
+    if (device < 0 || device >= devices_ || peer < 0 || peer >= devices_)
+        return kInvalidDevice;
+    tidal_rt_peer_info out{};
+    out.struct_size = sizeof out;
+    out.link_type = TIDAL_LINK_NONE;
+    out.hops = -1;
+    out.performance_rank = -1;
+    if (const SimProfile::Link *link = profile_.link(device, peer)) {
+        out.can_access = link->peer ? 1 : 0;
+        out.link_type = link->type;
+        out.hops = link->hops;
+        out.performance_rank = link->hops - 1; // one hop is the best a pair can do
+        out.bandwidth = link->bandwidth;
+        out.latency = link->latency;
+    }
+    *info = out;
+    return kSuccess;
+}
+
+int SimRuntime::peer_enable(int32_t device, int32_t peer)
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::peer_enable))
+        return e;
+    if (device == peer)
+        return kInvalidDevice;
+    if (device < 0 || device >= devices_ || peer < 0 || peer >= devices_)
+        return kInvalidDevice;
+    const SimProfile::Link *link = profile_.link(device, peer);
+    if (link == nullptr || !link->peer)
+        return kPeerAccessUnsupported;
+    peer_enabled_[static_cast<std::size_t>(device) * static_cast<std::size_t>(devices_) +
+                  static_cast<std::size_t>(peer)] = 1;
+    return kSuccess;
+}
+
+int SimRuntime::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
+                            void *stream)
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::memcpy_peer))
+        return e;
+    if (dst == nullptr || src == nullptr)
+        return kInvalidValue;
+    if (dst_device < 0 || dst_device >= devices_ || src_device < 0 || src_device >= devices_)
+        return kInvalidDevice;
+    SimStream *s = nullptr;
+    if (int e = lookup_stream(stream, &s))
+        return e;
+    // The devices named must be where the memory is, as the runtimes require.
+    CopyEnd from, to;
+    if (classify_copy_end(src, size, &from) == kSuccess && classify_copy_end(dst, size, &to) == kSuccess &&
+        ((from.endpoint == Endpoint::device && from.device != src_device) ||
+         (to.endpoint == Endpoint::device && to.device != dst_device)))
+        return kInvalidValue;
+    return copy_between(dst, src, size, s, Operation::memcpy_peer);
 }
 
 int SimRuntime::memset(void *dst, int value, size_t size, void *stream)

@@ -136,6 +136,7 @@ struct State {
     std::vector<std::string> violations;
     std::map<const void *, std::string> kernels; // host stub -> device function name
     uint64_t pool_trim_bytes[kMaxDevices] = {};
+    bool peer_enabled[kMaxDevices][kMaxDevices] = {}; // [device][peer]
     FILE *trace = nullptr;
 };
 
@@ -898,22 +899,26 @@ hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void
 
 // hipMemcpy is hipMemcpyAsync on the NULL stream, completed before it returns; here every
 // copy is.
+// The copy itself, for hipMemcpy* and hipMemcpyPeer*.
+static hipError_t copy_body(Call &call, void *dst, const void *src, size_t size, hipStream_t stream)
+{
+    if (!valid_stream(call, stream))
+        return hipErrorInvalidHandle;
+    if (size > 0 && (dst == nullptr || src == nullptr))
+        return hipErrorInvalidValue;
+    check_bounds(call, dst, size, "destination");
+    check_bounds(call, src, size, "source");
+    if (size > 0)
+        std::memmove(dst, src, size);
+    return hipSuccess;
+}
+
 static hipError_t copy(const char *function, void *dst, const void *src, size_t size,
                        hipMemcpyKind kind, hipStream_t stream)
 {
     Call call(function);
     call.ptr(dst).size(size).arg(kind);
-    return call.run([&]() -> hipError_t {
-        if (!valid_stream(call, stream))
-            return hipErrorInvalidHandle;
-        if (size > 0 && (dst == nullptr || src == nullptr))
-            return hipErrorInvalidValue;
-        check_bounds(call, dst, size, "destination");
-        check_bounds(call, src, size, "source");
-        if (size > 0)
-            std::memmove(dst, src, size);
-        return hipSuccess;
-    });
+    return call.run([&]() -> hipError_t { return copy_body(call, dst, src, size, stream); });
 }
 
 hipError_t hipMemcpy(void *dst, const void *src, size_t size, hipMemcpyKind kind)
@@ -925,6 +930,82 @@ hipError_t hipMemcpyAsync(void *dst, const void *src, size_t size, hipMemcpyKind
                           hipStream_t stream)
 {
     return copy("hipMemcpyAsync", dst, src, size, kind, stream);
+}
+
+// ---- peers: every pair of stand-in devices is one XGMI hop apart, unless
+// HIP_STANDIN_NO_PEER=1 (then PCIe, two hops, and no peer access) ----------------------------
+
+static bool peers_allowed() { return env_int("HIP_STANDIN_NO_PEER", 0) == 0; }
+
+hipError_t hipDeviceCanAccessPeer(int *can_access, int device, int peer)
+{
+    Call call("hipDeviceCanAccessPeer");
+    call.device(device).arg(peer);
+    return call.run([&]() -> hipError_t {
+        if (can_access == nullptr)
+            return hipErrorInvalidValue;
+        if (!valid_device(device) || !valid_device(peer))
+            return hipErrorInvalidDevice;
+        *can_access = device != peer && peers_allowed() ? 1 : 0;
+        return hipSuccess;
+    });
+}
+
+hipError_t hipExtGetLinkTypeAndHopCount(int device1, int device2, uint32_t *linktype, uint32_t *hopcount)
+{
+    Call call("hipExtGetLinkTypeAndHopCount");
+    call.device(device1).arg(device2);
+    return call.run([&]() -> hipError_t {
+        if (linktype == nullptr || hopcount == nullptr)
+            return hipErrorInvalidValue;
+        if (!valid_device(device1) || !valid_device(device2))
+            return hipErrorInvalidDevice;
+        *linktype = peers_allowed() ? 4 : 2; // HSA_AMD_LINK_INFO_TYPE_XGMI : _PCIE
+        *hopcount = peers_allowed() ? 1 : 2;
+        return hipSuccess;
+    });
+}
+
+hipError_t hipDeviceEnablePeerAccess(int peer, unsigned int flags)
+{
+    Call call("hipDeviceEnablePeerAccess");
+    call.arg(peer);
+    return call.run([&]() -> hipError_t {
+        if (flags != 0)
+            return hipErrorInvalidValue;
+        if (!valid_device(peer) || peer == t_device)
+            return hipErrorInvalidDevice;
+        if (!peers_allowed())
+            return hipErrorPeerAccessUnsupported;
+        bool &enabled = state().peer_enabled[t_device][peer];
+        if (enabled)
+            return hipErrorPeerAccessAlreadyEnabled;
+        enabled = true;
+        return hipSuccess;
+    });
+}
+
+static hipError_t copy_peer(const char *function, void *dst, int dst_device, const void *src, int src_device,
+                            size_t size, hipStream_t stream)
+{
+    Call call(function);
+    call.ptr(dst).size(size).device(dst_device).arg(src_device);
+    return call.run([&]() -> hipError_t {
+        if (!valid_device(dst_device) || !valid_device(src_device))
+            return hipErrorInvalidDevice;
+        return copy_body(call, dst, src, size, stream);
+    });
+}
+
+hipError_t hipMemcpyPeer(void *dst, int dst_device, const void *src, int src_device, size_t size)
+{
+    return copy_peer("hipMemcpyPeer", dst, dst_device, src, src_device, size, nullptr);
+}
+
+hipError_t hipMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device, size_t size,
+                              hipStream_t stream)
+{
+    return copy_peer("hipMemcpyPeerAsync", dst, dst_device, src, src_device, size, stream);
 }
 
 hipError_t hipMemsetAsync(void *dst, int value, size_t size, hipStream_t stream)
