@@ -58,6 +58,7 @@ struct DevicePlan {
 struct DeclarationPlan {
     std::vector<DevicePlan> devices;
     std::unordered_map<uintptr_t, std::pair<size_t, size_t>> seen; // unit start -> (device, need)
+    std::unordered_map<uintptr_t, uint32_t> chunk_modes;            // elastic chunk -> every range's mode, or-ed
 };
 
 // A unit resident on the device that has to make room, as eviction sees it.
@@ -71,6 +72,7 @@ struct ResidentUnit {
     uint32_t hints = 0;
     uint32_t advice = 0;
     const char *tag = "";
+    bool clean = false; // leaves with no copy (TIDAL_RESIDENT_CLEAN)
 };
 
 // Making room for `incoming` bytes on a device.
