@@ -29,6 +29,21 @@ struct ElasticResidency::MovePlan {
     };
     std::vector<Leaving> leaving;
     std::vector<Coming> coming;
+    // A worker that kept an earlier error drops the jobs submitted after it: a move that never
+    // ran is undone here, so the table says what the device holds.
+    ElasticSpace *space = nullptr;
+    int32_t device = 0;
+    bool ran = false;
+    MovePlan() = default;
+    MovePlan(const MovePlan &) = delete;
+    MovePlan &operator=(const MovePlan &) = delete;
+    ~MovePlan()
+    {
+        if (ran || !space)
+            return;
+        std::lock_guard lock(space->mutex_);
+        repair(*space, *this, device);
+    }
 };
 
 namespace {
@@ -142,12 +157,15 @@ std::function<void()> ElasticResidency::move(int32_t device, const std::vector<u
     }
     if (plan->leaving.empty() && plan->coming.empty())
         return {};
+    plan->space = &s;
+    plan->device = device;
     return [&s, plan, device, in_stream, out_stream] { carry_out(s, *plan, device, in_stream, out_stream); };
 }
 
 void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, void *in_stream, void *out_stream)
 {
     Runtime &rt = s.runtime_;
+    p.ran = true;
     // A chunk's offset, size and home are fixed while the scheduler may move it: read unlocked.
     try {
         bool copied = false;
