@@ -61,7 +61,7 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
         auto d = std::find_if(plan.devices.begin(), plan.devices.end(),
                               [&](const DevicePlan &p) { return p.device == r.device; });
         if (d == plan.devices.end()) {
-            plan.devices.push_back(DevicePlan{r.device, {}, 0});
+            plan.devices.push_back(DevicePlan{r.device, {}, 0, {}});
             d = plan.devices.end() - 1;
         }
         const bool move = !resident(u.start, r.device);
@@ -73,7 +73,7 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
 
 DevicePlan MigrationPlanner::plan_prefetch(const DeclaredRange &r, const Residency &resident) const
 {
-    DevicePlan plan{r.device, {}, 0};
+    DevicePlan plan{r.device, {}, 0, {}};
     for (const UnitSpan &u : units(r)) {
         const bool move = !resident(u.start, r.device);
         plan.needs.push_back(Need{u.start, u.size, &r, 0, 0, move});

@@ -49,6 +49,7 @@ struct DevicePlan {
     int32_t device = 0;
     std::vector<Need> needs; // in the order the ranges named them
     uint64_t incoming = 0;   // bytes of the needs that move
+    std::unordered_map<uintptr_t, uint32_t> chunk_modes; // elastic chunk -> the modes of every range naming it
     // Every need's start, sorted: what making room for this call must not evict.
     std::vector<uintptr_t> keep() const;
 };
@@ -58,7 +59,6 @@ struct DevicePlan {
 struct DeclarationPlan {
     std::vector<DevicePlan> devices;
     std::unordered_map<uintptr_t, std::pair<size_t, size_t>> seen; // unit start -> (device, need)
-    std::unordered_map<uintptr_t, uint32_t> chunk_modes;            // elastic chunk -> every range's mode, or-ed
 };
 
 // A unit resident on the device that has to make room, as eviction sees it.

@@ -816,7 +816,7 @@ void MigrationScheduler::plan_chunks(DeclarationPlan &plan, const DeclaredRange 
     }
     DevicePlan &dp = plan.devices[index];
     for (const ResidencyChunk &c : chunks_->chunks(r.owner.base, r.ptr, r.size)) {
-        plan.chunk_modes[c.start] |= r.mode;
+        dp.chunk_modes[c.start] |= r.mode; // a chunk named for reading and for writing is written
         if (plan.seen.count(c.start))
             continue;
         plan.seen.emplace(c.start, std::pair{index, dp.needs.size()});
@@ -850,7 +850,8 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
             u.elastic = true;
             tracked_.store(units_.size(), std::memory_order_relaxed);
         }
-        needs.push_back(ChunkNeed{n.start, n.range->mode});
+        const auto mode = plan.chunk_modes.find(n.start);
+        needs.push_back(ChunkNeed{n.start, mode != plan.chunk_modes.end() ? mode->second : n.range->mode});
         lo = std::min(lo, n.start);
         hi = std::max(hi, n.start + n.size);
         if (n.move) {

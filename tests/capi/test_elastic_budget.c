@@ -279,6 +279,34 @@ static void test_xnack_elastic_buffers_move_under_the_budget(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* A chunk one declaration names for reading and, in another entry, for writing was written:
+ * it goes home with a copy. */
+static void test_read_and_write_entries_make_a_chunk_dirty(void **state)
+{
+    (void)state;
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
+                                         "[migration]\nbudget = \"4MiB\"\n");
+    char *p = elastic_alloc(ctx, 2 * CHUNK);
+    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
+    assert_ok(tidal_offload_range(ctx, p, 2 * CHUNK, 0, NULL, &out));
+    tidal_access a[2] = {TIDAL_ACCESS_INIT, TIDAL_ACCESS_INIT};
+    a[0].ptr = p;
+    a[0].size = 64;
+    a[0].mode = TIDAL_ACCESS_READ;
+    a[0].device = a[1].device = 0;
+    a[1].ptr = p + CHUNK / 2;
+    a[1].size = 64;
+    a[1].mode = TIDAL_ACCESS_WRITE;
+    assert_ok(tidal_declare(ctx, NULL, a, 2, 0));
+    assert_ok(tidal_declare(ctx, NULL, NULL, 0, 0));
+    const uint64_t before = stats_of(ctx).elastic_copied_out;
+    assert_ok(harness_declare(ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_int_equal(chunk_resident(ctx, p), 0);
+    assert_int_equal(stats_of(ctx).elastic_copied_out - before, CHUNK);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 static void test_bad_declarations(void **state)
 {
     (void)state;
@@ -309,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_evicted_physical_chunks_are_mapped_again),
         cmocka_unit_test(test_lru_evicts_clean_chunks_first),
         cmocka_unit_test(test_xnack_elastic_buffers_move_under_the_budget),
+        cmocka_unit_test(test_read_and_write_entries_make_a_chunk_dirty),
         cmocka_unit_test(test_bad_declarations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
