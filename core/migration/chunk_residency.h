@@ -18,7 +18,7 @@ struct ResidencyChunk {
     bool clean = false; // resident, and its host copy is current: it can leave with no copy
 };
 
-// A chunk a declaration names, and whether it comes in.
+// A chunk a declaration names, with the modes of every entry that names it.
 struct ChunkNeed {
     uintptr_t start = 0;
     uint32_t mode = 0; // TIDAL_ACCESS_*: a write makes the chunk dirty
