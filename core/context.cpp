@@ -153,6 +153,8 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy, *peers_, settings_.topology);
     batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
     elastic_ = std::make_unique<elastic::ElasticSpace>(*runtime_, settings_.elastic);
+    elastic_moves_ = std::make_unique<elastic::ElasticResidency>(*elastic_);
+    scheduler_->set_chunk_residency(elastic_moves_.get());
 }
 
 Context::~Context()
@@ -177,6 +179,8 @@ Context::~Context()
             release_record(r);
         }
     }
+    scheduler_->set_chunk_residency(nullptr); // waits for the moves queued on elastic memory
+    elastic_moves_.reset();
     elastic_.reset();   // its chunks, reservations, homes and copy streams belong to the runtime
     batches_.reset();   // its staging slots belong to the runtime; it copies through copies_
     copies_.reset();    // its staging ring, streams and registrations belong to the runtime
@@ -449,6 +453,7 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         return;
     }
     if (r.kind == TIDAL_KIND_ELASTIC) { // never pooled: after the fast path, which it would slow
+        scheduler_->forget(r);          // waits for the moves queued on it
         elastic_->release(r.base);      // its chunks, reservation and host home
         return;
     }
@@ -597,6 +602,7 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     const std::vector<tidal_access> entries = abi::read_array(accesses, count, "access");
     std::vector<DeclaredRange> ranges;
     ranges.reserve(count);
+    bool any_managed = false;
     for (size_t i = 0; i < count; ++i) {
         const tidal_access &a = entries[i];
         if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
@@ -608,7 +614,10 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has a NULL pointer", i),
                         "declare ranges inside tidal allocations");
         AllocationRecord r = range_owner(a.ptr, a.size);
-        if (!TIDAL_KIND_IS_MANAGED(r.kind)) {
+        // Elastic memory moves for a device (mapped, copied in); the host cannot touch it.
+        const bool chunks = r.kind == TIDAL_KIND_ELASTIC && a.device != TIDAL_DEVICE_HOST;
+        any_managed = any_managed || TIDAL_KIND_IS_MANAGED(r.kind);
+        if (!TIDAL_KIND_IS_MANAGED(r.kind) && !chunks) {
             // Device and pinned memory do not move: already where the work will find it.
             scheduler_->count_noop(a.device >= 0 ? a.device : r.runtime_device);
             continue;
@@ -621,7 +630,7 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
         d.mode = a.mode;
         ranges.push_back(d);
     }
-    if (!ranges.empty())
+    if (any_managed)
         runtime_->require(RuntimeOp::prefetch);
     scheduler_->declare(stream, ranges, lookahead);
 }
@@ -650,8 +659,11 @@ void Context::copy_batch(const tidal_copy_item *items, size_t count, void *strea
                 elastic_->check_copy(item.dst, item.src, item.size);
             if (!plain.empty())
                 batches_->copy(plain, stream);
-            for (const tidal_copy_item &item : elastic)
+            for (const tidal_copy_item &item : elastic) {
+                settle_elastic(item.dst, item.size, stream);
+                settle_elastic(item.src, item.size, stream);
                 elastic_->copy(item.dst, item.src, item.size, stream, *copies_);
+            }
             return;
         }
     }
@@ -681,10 +693,19 @@ tidal_migration_stats Context::migration_stats(int32_t device) const
 
 void Context::copy(void *dst, const void *src, size_t size, void *stream)
 {
-    if (elastic_->empty()) [[likely]]
+    if (elastic_->empty()) [[likely]] {
         copies_->copy(dst, src, size, stream);
-    else
+    } else {
+        settle_elastic(dst, size, stream);
+        settle_elastic(src, size, stream);
         elastic_->copy(dst, src, size, stream, *copies_);
+    }
+}
+
+void Context::settle_elastic(const void *ptr, size_t size, void *stream)
+{
+    const auto lo = reinterpret_cast<uintptr_t>(ptr);
+    scheduler_->settle(lo, size > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + size, stream);
 }
 
 namespace {
@@ -699,12 +720,14 @@ void check_elastic_flags(uint32_t flags, uint32_t all, const char *what, const c
 void Context::offload(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out)
 {
     check_elastic_flags(flags, TIDAL_OFFLOAD_FLAGS_ALL, "offload", "TIDAL_OFFLOAD_*");
+    settle_elastic(nullptr, SIZE_MAX, stream);
     elastic_->offload(glob, flags, stream, out);
 }
 
 void Context::restore(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out)
 {
     check_elastic_flags(flags, TIDAL_RESTORE_FLAGS_ALL, "restore", "TIDAL_RESTORE_*");
+    settle_elastic(nullptr, SIZE_MAX, stream);
     elastic_->restore(glob, flags, stream, out);
 }
 
@@ -722,6 +745,7 @@ void Context::offload_range(void *ptr, size_t size, uint32_t flags, void *stream
 {
     check_elastic_flags(flags, TIDAL_OFFLOAD_FLAGS_ALL, "offload", "TIDAL_OFFLOAD_*");
     const AllocationRecord r = elastic_owner(ptr, size);
+    settle_elastic(ptr, size, stream);
     elastic_->offload_range(r.base, static_cast<size_t>(static_cast<char *>(ptr) - static_cast<char *>(r.base)), size,
                             flags, stream, out);
 }
@@ -730,6 +754,7 @@ void Context::restore_range(void *ptr, size_t size, uint32_t flags, void *stream
 {
     check_elastic_flags(flags, TIDAL_RESTORE_FLAGS_ALL, "restore", "TIDAL_RESTORE_*");
     const AllocationRecord r = elastic_owner(ptr, size);
+    settle_elastic(ptr, size, stream);
     elastic_->restore_range(r.base, static_cast<size_t>(static_cast<char *>(ptr) - static_cast<char *>(r.base)), size,
                             flags, stream, out);
 }
@@ -761,6 +786,7 @@ void Context::run_check(tidal_check &check)
         const size_t offset = static_cast<size_t>(static_cast<const char *>(p) - static_cast<const char *>(r->base));
         if (offset >= r->size)
             continue;
+        settle_elastic(p, std::min<size_t>(check.size, r->size - offset), nullptr);
         const elastic::ChunkBytes b = elastic_->bytes(r->base, offset, std::min<size_t>(check.size, r->size - offset));
         if (b.offloaded + b.discarded > 0)
             throw Error(TIDAL_ERROR_ILLEGAL_ACCESS,

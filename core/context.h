@@ -11,6 +11,7 @@
 #include "config/settings.h"
 #include "copy/batch_copier.h"
 #include "copy/copy_engine.h"
+#include "elastic/elastic_residency.h"
 #include "elastic/elastic_space.h"
 #include "migration/migration_scheduler.h"
 #include "policy/decision_cache.h"
@@ -101,6 +102,8 @@ private:
     AllocationRecord range_owner(const void *ptr, size_t size) const;
     // range_owner, and INVALID_ARGUMENT unless it is elastic memory.
     AllocationRecord elastic_owner(const void *ptr, size_t size) const;
+    // Elastic memory the scheduler may be moving: its queued moves issued, `stream` after them.
+    void settle_elastic(const void *ptr, size_t size, void *stream);
 
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;
@@ -129,6 +132,7 @@ private:
     std::unique_ptr<CopyEngine> copies_;
     std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
     std::unique_ptr<elastic::ElasticSpace> elastic_; // after copies_ and runtime_: destroyed before them
+    std::unique_ptr<elastic::ElasticResidency> elastic_moves_; // the scheduler's view of elastic_
 };
 
 } // namespace tidal

@@ -271,7 +271,14 @@ typedef struct tidal_evict_request {
     const tidal_resident_range *candidates;
     size_t candidate_count;
     const tidal_policy_system *system;
+    /* Appended after system (read only when struct_size covers it): candidate_count entries,
+     * TIDAL_RESIDENT_* bits of candidates[i] (tidal_resident_range never grows). */
+    const uint32_t *candidate_flags;
 } tidal_evict_request;
+
+/* The candidate leaves the device with no copy: its host copy is current (an elastic chunk not
+ * written since it came in, or read-only data with read-mostly advice). */
+#define TIDAL_RESIDENT_CLEAN 0x1u
 
 typedef struct tidal_evict_plan {
     size_t struct_size;

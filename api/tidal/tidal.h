@@ -362,7 +362,7 @@ TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint
 typedef struct tidal_migration_stats {
     size_t struct_size;           /* sizeof(tidal_migration_stats) */
     uint64_t budget;              /* 0 = no limit */
-    uint64_t resident_bytes;      /* managed bytes tidal made resident there and has not evicted */
+    uint64_t resident_bytes;      /* managed bytes tidal made resident there and has not evicted, and resident elastic chunks */
     uint64_t resident_high_water;
     uint64_t protected_bytes;     /* of those, declared for work in flight or lookahead */
     uint64_t declared_ranges;     /* ranges named by tidal_declare */

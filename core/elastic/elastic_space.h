@@ -69,6 +69,7 @@ public:
     uint64_t trim(std::exception_ptr *failure);
 
 private:
+    friend class ElasticResidency; // moves chunks for the migration scheduler, under mutex_
     void copy_or_check(void *dst, const void *src, size_t size, void *stream, CopyEngine *copies);
     struct Counters {
         uint64_t offloads = 0, restores = 0, copied_out = 0, copied_in = 0, discarded = 0;

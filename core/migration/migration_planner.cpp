@@ -61,7 +61,7 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
         auto d = std::find_if(plan.devices.begin(), plan.devices.end(),
                               [&](const DevicePlan &p) { return p.device == r.device; });
         if (d == plan.devices.end()) {
-            plan.devices.push_back(DevicePlan{r.device, {}, 0});
+            plan.devices.push_back(DevicePlan{r.device, {}, 0, {}});
             d = plan.devices.end() - 1;
         }
         const bool move = !resident(u.start, r.device);
@@ -73,7 +73,7 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
 
 DevicePlan MigrationPlanner::plan_prefetch(const DeclaredRange &r, const Residency &resident) const
 {
-    DevicePlan plan{r.device, {}, 0};
+    DevicePlan plan{r.device, {}, 0, {}};
     for (const UnitSpan &u : units(r)) {
         const bool move = !resident(u.start, r.device);
         plan.needs.push_back(Need{u.start, u.size, &r, 0, 0, move});
@@ -93,6 +93,7 @@ EvictionPlan MigrationPlanner::make_room(int32_t device, uint64_t budget, uint64
     std::vector<uintptr_t> starts;
     std::vector<size_t> sizes;
     std::vector<tidal_resident_range> candidates;
+    std::vector<uint32_t> flags;
     for (const ResidentUnit &u : units) {
         if (u.held || std::binary_search(keep.begin(), keep.end(), u.start)) {
             plan.held += u.size;
@@ -109,6 +110,7 @@ EvictionPlan MigrationPlanner::make_room(int32_t device, uint64_t budget, uint64
         c.advice = u.advice;
         c.tag = u.tag;
         candidates.push_back(c);
+        flags.push_back(u.clean ? TIDAL_RESIDENT_CLEAN : 0u);
         starts.push_back(u.start);
         sizes.push_back(u.size);
         plan.available += u.size;
@@ -125,6 +127,7 @@ EvictionPlan MigrationPlanner::make_room(int32_t device, uint64_t budget, uint64
     req.candidates = candidates.data();
     req.candidate_count = candidates.size();
     req.system = system_;
+    req.candidate_flags = flags.data();
     const std::vector<size_t> order = chain_.evict(req, &plan.chosen_by);
     for (size_t i = 0; i < order.size() && plan.freed < plan.need; ++i) {
         plan.victims.push_back(starts[order[i]]);

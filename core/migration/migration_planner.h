@@ -49,6 +49,7 @@ struct DevicePlan {
     int32_t device = 0;
     std::vector<Need> needs; // in the order the ranges named them
     uint64_t incoming = 0;   // bytes of the needs that move
+    std::unordered_map<uintptr_t, uint32_t> chunk_modes; // elastic chunk -> the modes of every range naming it
     // Every need's start, sorted: what making room for this call must not evict.
     std::vector<uintptr_t> keep() const;
 };
@@ -71,6 +72,7 @@ struct ResidentUnit {
     uint32_t hints = 0;
     uint32_t advice = 0;
     const char *tag = "";
+    bool clean = false; // leaves with no copy (TIDAL_RESIDENT_CLEAN)
 };
 
 // Making room for `incoming` bytes on a device.

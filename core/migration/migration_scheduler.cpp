@@ -78,11 +78,14 @@ MigrationScheduler::~MigrationScheduler()
             events_.release(c.device, c.event);
     phases_.clear();
     units_.clear(); // gives the batches' events back
-    for (DeviceState &d : devices_)
+    for (DeviceState &d : devices_) {
+        if (d.chunk_out)
+            d.streams.push_back(d.chunk_out);
         for (void *s : d.streams) {
             runtime_.stream_synchronize_noexcept(s);
             runtime_.stream_destroy_noexcept(s);
         }
+    }
 }
 
 MigrationScheduler::DeviceState &MigrationScheduler::device(int32_t d)
@@ -166,10 +169,33 @@ MigrationPlanner::Residency MigrationScheduler::residency() const
 std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
 {
     std::vector<ResidentUnit> resident;
+    // The rule evict_unit drops the device copy by.
+    const bool can_drop = runtime_.supports(RuntimeOp::advise);
     for (const auto &[start, u] : units_)
         if (u.device == d)
             resident.push_back(ResidentUnit{start, u.size, u.protect > 0, u.last_use, u.uses, u.mode, u.hints,
-                                            u.advice, u.tag.c_str()});
+                                            u.advice, u.tag.c_str(),
+                                            can_drop && !(u.mode & TIDAL_ACCESS_WRITE) &&
+                                                (u.advice & TIDAL_ADVICE_READ_MOSTLY)});
+    if (chunks_)
+        for (const ResidencyChunk &c : chunks_->resident(d)) {
+            ResidentUnit r;
+            r.start = c.start;
+            r.size = c.size;
+            r.clean = c.clean;
+            // A chunk never declared (resident since its allocation) is the oldest of all.
+            if (auto it = units_.find(c.start); it != units_.end() && it->second.elastic) {
+                const Unit &u = it->second;
+                r.held = u.protect > 0;
+                r.last_use = u.last_use;
+                r.uses = u.uses;
+                r.mode = u.mode;
+                r.hints = u.hints;
+                r.advice = u.advice;
+                r.tag = u.tag.c_str();
+            }
+            resident.push_back(r);
+        }
     return resident;
 }
 
@@ -181,7 +207,10 @@ DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &range
         if (r.device == TIDAL_DEVICE_HOST)
             continue;
         ++device(r.device).stats.declared_ranges; // validates the index
-        planner_.add(plan, r, lookahead, resident);
+        if (r.owner.kind == TIDAL_KIND_ELASTIC)
+            plan_chunks(plan, r);
+        else
+            planner_.add(plan, r, lookahead, resident);
     }
     return plan;
 }
@@ -192,10 +221,11 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
     DeviceState &ds = device(d);
     const std::vector<uintptr_t> keep = plan.keep();
     for (;;) {
-        if (MigrationPlanner::excess(ds.budget, ds.resident, plan.incoming) == 0)
+        const uint64_t resident = resident_total(d);
+        if (MigrationPlanner::excess(ds.budget, resident, plan.incoming) == 0)
             return;
-        const EvictionPlan room =
-            planner_.make_room(d, ds.budget, ds.resident, plan.incoming, keep, resident_units(d), clock_);
+        const std::vector<ResidentUnit> candidates = resident_units(d);
+        const EvictionPlan room = planner_.make_room(d, ds.budget, resident, plan.incoming, keep, candidates, clock_);
         if (room.short_of_candidates()) {
             bool any_closing = false;
             for (auto &[stream, phases] : phases_)
@@ -208,12 +238,25 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
             throw Error(TIDAL_ERROR_BUDGET_EXCEEDED,
                         fmt::format("device {} cannot take {} more bytes under its budget of {}: {} bytes are resident, "
                                     "{} of them protected by work in flight or lookahead, and only {} can be evicted",
-                                    d, plan.incoming, ds.budget, ds.resident, room.held, room.available),
+                                    d, plan.incoming, ds.budget, resident, room.held, room.available),
                         "raise the budget ([migration] budget or tidal_budget_set), declare less per phase, or end "
                         "phases (tidal_declare with count 0) once their work is queued");
         }
-        for (uintptr_t start : room.victims)
-            evict_unit(start, units_.at(start));
+        for (uintptr_t start : room.victims) {
+            auto it = units_.find(start);
+            if (it != units_.end() && !it->second.elastic) {
+                evict_unit(start, it->second);
+                continue;
+            }
+            // An elastic chunk: queue_chunks moves it, its physical chunk mapped at what comes in.
+            const auto c = std::find_if(candidates.begin(), candidates.end(),
+                                        [&](const ResidentUnit &u) { return u.start == start; });
+            ds.chunk_victims.push_back(UnitSpan{start, c->size});
+            (c->clean ? ds.stats.dropped_bytes : ds.stats.evicted_bytes) += c->size;
+            ++ds.stats.evictions;
+            if (it != units_.end())
+                it->second.mode = 0; // what it is used for once it is back starts afresh
+        }
         MigrationPlanner::require_covered(room, d);
         return;
     }
@@ -382,6 +425,7 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
     DeviceState &ds = device(d);
     std::vector<Need> &needs = plan.needs;
     std::sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.start < b.start; });
+    queue_chunks(plan);
     // Runs of adjacent units of one allocation become one runtime call each (up to the plan's
     // call limit): fewer, larger prefetches run closer to the bus rate.
     std::vector<std::pair<void *, std::vector<Unit *>>> per_stream; // units moved per migration stream
@@ -393,7 +437,7 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
         return per_stream.back().second;
     };
     for (size_t i = 0; i < needs.size();) {
-        if (!needs[i].move) {
+        if (!needs[i].move || is_chunk(needs[i])) {
             ++i;
             continue;
         }
@@ -507,6 +551,8 @@ struct MigrationScheduler::Call {
 
     explicit Call(MigrationScheduler &s) : lock(s.mutex_), submit_on_exit{s}
     {
+        for (DeviceState &ds : s.devices_)
+            ds.chunk_victims.clear(); // chosen by a call that then failed: they never left
         ++s.clock_;
         s.reap_closing(false);
     }
@@ -629,6 +675,11 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     DeviceState &ds = device(r.device);
     const DevicePlan planned = planner_.plan_prefetch(r, residency());
     make_room(planned);
+    if (!ds.chunk_victims.empty()) {
+        DevicePlan victims_only;
+        victims_only.device = r.device;
+        queue_chunks(victims_only);
+    }
     flush_evictions(ds);
     issue();
     ++ds.stats.migration_calls;
@@ -715,12 +766,143 @@ tidal_migration_stats MigrationScheduler::stats(int32_t d) const
     const DeviceState &ds = devices_[static_cast<size_t>(d)];
     tidal_migration_stats s = ds.stats;
     s.budget = ds.budget;
-    s.resident_bytes = ds.resident;
+    s.resident_bytes = resident_total(d);
     s.protected_bytes = 0;
     for (const auto &[start, u] : units_)
-        if (u.device == d && u.protect > 0)
+        if ((u.device == d || (u.elastic && u.alloc_device == d)) && u.protect > 0)
             s.protected_bytes += u.size;
     return s;
+}
+
+} // namespace tidal
+
+namespace tidal {
+
+uint64_t MigrationScheduler::resident_total(int32_t d) const
+{
+    return devices_[static_cast<size_t>(d)].resident + (chunks_ ? chunks_->resident_bytes(d) : 0);
+}
+
+void MigrationScheduler::set_chunk_residency(ChunkResidency *chunks)
+{
+    std::lock_guard lock(mutex_);
+    if (!chunks) {
+        try {
+            wait_for_jobs_on({0, UINTPTR_MAX}); // no queued move may outlive its owner
+        } catch (const std::exception &e) {
+            log_error(fmt::format("a queued move of elastic memory failed: {}", e.what()));
+        }
+    }
+    chunks_ = chunks;
+}
+
+// Elastic memory is mapped only on the device it was allocated for.
+void MigrationScheduler::plan_chunks(DeclarationPlan &plan, const DeclaredRange &r)
+{
+    if (!chunks_)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED, "this context cannot move elastic memory any more (it is being destroyed)",
+                    "declare elastic memory while its context lives");
+    if (r.device != r.owner.runtime_device)
+        throw Error(TIDAL_ERROR_NOT_SUPPORTED,
+                    fmt::format("{} is elastic memory of device {}; it was declared for device {}", r.ptr,
+                                r.owner.runtime_device, r.device),
+                    "declare elastic memory for the device it was allocated on (or copy it with tidal_copy)");
+    size_t index = 0;
+    while (index < plan.devices.size() && plan.devices[index].device != r.device)
+        ++index;
+    if (index == plan.devices.size()) {
+        plan.devices.emplace_back();
+        plan.devices.back().device = r.device;
+    }
+    DevicePlan &dp = plan.devices[index];
+    for (const ResidencyChunk &c : chunks_->chunks(r.owner.base, r.ptr, r.size)) {
+        dp.chunk_modes[c.start] |= r.mode; // a chunk named for reading and for writing is written
+        if (plan.seen.count(c.start))
+            continue;
+        plan.seen.emplace(c.start, std::pair{index, dp.needs.size()});
+        dp.needs.push_back(Need{c.start, c.size, &r, 0, 0, !c.resident});
+        if (!c.resident)
+            dp.incoming += c.size;
+    }
+}
+
+void MigrationScheduler::queue_chunks(DevicePlan &plan)
+{
+    const int32_t d = plan.device;
+    DeviceState &ds = device(d);
+    std::vector<UnitSpan> victims = std::move(ds.chunk_victims);
+    ds.chunk_victims.clear();
+    std::vector<ChunkNeed> needs;
+    std::vector<Unit *> moved;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (const Need &n : plan.needs) {
+        if (!is_chunk(n))
+            continue;
+        auto [it, inserted] = units_.try_emplace(n.start);
+        Unit &u = it->second;
+        if (inserted) {
+            u.id = next_id_++;
+            u.size = n.size;
+            u.hints = n.range->owner.hints;
+            u.advice = n.range->owner.advice;
+            u.alloc_device = n.range->owner.runtime_device;
+            u.tag = n.range->owner.tag;
+            u.elastic = true;
+            tracked_.store(units_.size(), std::memory_order_relaxed);
+        }
+        const auto mode = plan.chunk_modes.find(n.start);
+        needs.push_back(ChunkNeed{n.start, mode != plan.chunk_modes.end() ? mode->second : n.range->mode});
+        lo = std::min(lo, n.start);
+        hi = std::max(hi, n.start + n.size);
+        if (n.move) {
+            moved.push_back(&u);
+            ds.stats.migrated_bytes += n.size;
+        }
+    }
+    if (!chunks_ || (needs.empty() && victims.empty()))
+        return;
+    std::vector<uintptr_t> starts;
+    for (const UnitSpan &v : victims) {
+        starts.push_back(v.start);
+        lo = std::min(lo, v.start);
+        hi = std::max(hi, v.start + v.size);
+    }
+    void *in = migration_stream(d); // makes the device's worker too
+    if (!victims.empty() && !ds.chunk_out)
+        ds.chunk_out = runtime_.stream_create(
+            d, [&] { return fmt::format("creating a stream for elastic memory's copies home on device {}", d); });
+    std::function<void()> run = chunks_->move(d, starts, needs, in, ds.chunk_out);
+    if (run)
+        ds.steps.push_back({{lo, hi}, std::move(run)});
+    if (!moved.empty()) {
+        ++ds.stats.migration_calls;
+        std::shared_ptr<Batch> batch = record_batch(d, in);
+        for (Unit *u : moved)
+            u->ready = batch;
+    }
+    ds.stats.resident_high_water = std::max(ds.stats.resident_high_water, resident_total(d));
+}
+
+void MigrationScheduler::settle(uintptr_t lo, uintptr_t hi, void *stream)
+{
+    if (!tracking())
+        return;
+    std::lock_guard lock(mutex_);
+    wait_for_jobs_on({lo, hi});
+    auto it = units_.lower_bound(lo);
+    if (it != units_.begin() && (it == units_.end() || it->first > lo))
+        --it;
+    std::vector<std::shared_ptr<Batch>> moves;
+    for (; it != units_.end() && it->first < hi; ++it) {
+        const Unit &u = it->second;
+        if (u.elastic && it->first + u.size > lo && u.ready && !u.ready->complete() &&
+            std::find(moves.begin(), moves.end(), u.ready) == moves.end())
+            moves.push_back(u.ready);
+    }
+    for (const auto &b : moves) {
+        wait_for(b);
+        runtime_.stream_wait_event(stream, b->event, "ordering work on elastic memory after tidal's moves of it");
+    }
 }
 
 } // namespace tidal

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "migration/chunk_residency.h"
 #include "migration/migration_planner.h"
 #include "migration/migration_worker.h"
 #include "policy/policy_chain.h"
@@ -77,6 +78,14 @@ public:
     void forget(const AllocationRecord &owner) noexcept;
     bool tracking() const noexcept { return tracked_.load(std::memory_order_relaxed) != 0; }
 
+    // Elastic memory: declared ranges of TIDAL_KIND_ELASTIC are chunks `chunks` owns, moved as
+    // it says and counted against the budgets with the managed units. NULL (at teardown): waits
+    // for every queued move first. `chunks` must outlive its use here.
+    void set_chunk_residency(ChunkResidency *chunks);
+    // Before tidal_copy, offload, restore or a check kernel on elastic memory in [lo, hi): the
+    // moves queued on it are issued, and `stream` waits for those still in flight.
+    void settle(uintptr_t lo, uintptr_t hi, void *stream);
+
     void set_budget(int32_t device, uint64_t bytes);
     void count_noop(int32_t device) noexcept;
     tidal_migration_stats stats(int32_t device) const;
@@ -97,6 +106,9 @@ private:
         int32_t alloc_device = 0;
         std::string tag;
         std::shared_ptr<Batch> ready; // its migration, while maybe in flight
+        // An elastic chunk: its residency is the ChunkResidency's (device stays -1); the unit
+        // keeps what eviction and protection need.
+        bool elastic = false;
     };
     struct UnitRef {
         uintptr_t start;
@@ -129,6 +141,8 @@ private:
         // [migration] parallel_eviction: evictions go to a worker of their own.
         std::unique_ptr<MigrationWorker> evictor;
         std::vector<Step> evict_steps;
+        std::vector<UnitSpan> chunk_victims;  // elastic chunks make_room chose, moved by queue_chunks
+        void *chunk_out = nullptr;            // elastic chunks' copies home (made on first use)
     };
     // Holds the lock for one declaration or prefetch, and shares their prologue and epilogue.
     struct Call;
@@ -157,6 +171,12 @@ private:
     // The steps of an explicit prefetch that a declaration does not take.
     void order_after_moves_of(const DeclaredRange &range);
     void flush_evictions(DeviceState &ds);
+    // Elastic ranges (chunk_residency.h): their needs, and the one move per device that brings
+    // them in and takes out the victims make_room chose.
+    void plan_chunks(DeclarationPlan &plan, const DeclaredRange &r);
+    void queue_chunks(DevicePlan &plan);
+    static bool is_chunk(const Need &n) noexcept { return n.range->owner.kind == TIDAL_KIND_ELASTIC; }
+    uint64_t resident_total(int32_t d) const;
 
     MigrationPlanner::Residency residency() const;
     std::vector<ResidentUnit> resident_units(int32_t d) const;
@@ -185,6 +205,7 @@ private:
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
     std::vector<std::shared_ptr<Batch>> unsubmitted_; // batches whose recording step is queued in `steps`
+    ChunkResidency *chunks_ = nullptr;
 };
 
 } // namespace tidal

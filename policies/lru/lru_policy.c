@@ -4,7 +4,8 @@
  *
  *   policies = ["xnack", "lru"]
  *   [policy.lru]
- *   prefer_clean = true   # first evict read-only, read-mostly ranges: they go without a copy back
+ *   prefer_clean = true   # first evict clean ranges (elastic chunks whose home is current, read-only
+ *                         # read-mostly ranges): they go without a copy back
  *   clean_window = 0      # ...but only those unused for more than this many ticks (0: any)
  *   min_age = 0           # ranges used within this many ticks go only as a last resort
  *
@@ -83,12 +84,14 @@ static void lru_fini(void *state) { free(state); }
 /* Ticks since the range was last used; a clock reading from the future counts as "just now". */
 static uint64_t age_of(uint64_t now, uint64_t last_use) { return last_use < now ? now - last_use : 0; }
 
-static int tier_of(const lru_state *st, const tidal_resident_range *c, uint64_t now)
+/* `flags`: the candidate's TIDAL_RESIDENT_* bits (0 from a core that does not send them). */
+static int tier_of(const lru_state *st, const tidal_resident_range *c, uint32_t flags, uint64_t now)
 {
     const uint64_t age = age_of(now, c->last_use);
     if (age < st->min_age)
         return TIER_YOUNG;
-    const int clean = !(c->mode & TIDAL_ACCESS_WRITE) && (c->advice & TIDAL_ADVICE_READ_MOSTLY);
+    const int clean = (flags & TIDAL_RESIDENT_CLEAN) ||
+                      (!(c->mode & TIDAL_ACCESS_WRITE) && (c->advice & TIDAL_ADVICE_READ_MOSTLY));
     if (st->prefer_clean && clean && (st->clean_window == 0 || age > st->clean_window))
         return TIER_CLEAN;
     return TIER_LRU;
@@ -138,9 +141,11 @@ static tidal_policy_verdict lru_evict(void *state, const tidal_evict_request *re
     if (!r)
         return TIDAL_POLICY_DEFER; /* the core's own order is better than failing the work */
     const unsigned char *base = (const unsigned char *)req->candidates;
+    const uint32_t *flags =
+        TIDAL_COVERS(req->struct_size, tidal_evict_request, candidate_flags) ? req->candidate_flags : NULL;
     for (size_t i = 0; i < req->candidate_count; ++i) {
         const tidal_resident_range *c = (const tidal_resident_range *)(const void *)(base + i * stride);
-        r[i].tier = tier_of(st, c, req->now);
+        r[i].tier = tier_of(st, c, flags ? flags[i] : 0u, req->now);
         r[i].last_use = c->last_use;
         r[i].size = c->size;
         r[i].index = i;

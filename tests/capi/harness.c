@@ -252,6 +252,16 @@ tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *targ
     return status;
 }
 
+tidal_status harness_declare(tidal_context *ctx, void *stream, void *p, size_t size, uint32_t mode, uint32_t flags)
+{
+    tidal_access a = TIDAL_ACCESS_INIT;
+    a.ptr = p;
+    a.size = size;
+    a.device = 0;
+    a.mode = mode;
+    return tidal_declare(ctx, stream, &a, 1, flags);
+}
+
 int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size)
 {
     tidal_range_info info = TIDAL_RANGE_INFO_INIT;

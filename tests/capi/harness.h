@@ -72,6 +72,9 @@ void *harness_alloc(tidal_context *ctx, tidal_kind kind, size_t size, uint32_t h
 tidal_status harness_check(tidal_context *ctx, tidal_check_kind kind, void *target, const void *source,
                            size_t size, uint64_t seed, void *stream, uint64_t *result);
 
+/* tidal_declare of one range [p, p + size) for device 0 with `mode`. */
+tidal_status harness_declare(tidal_context *ctx, void *stream, void *p, size_t size, uint32_t mode, uint32_t flags);
+
 /* tidal_range_info.last_prefetch_location of [ptr, ptr + size); fails the test when the query fails. */
 int32_t harness_prefetch_location(tidal_context *ctx, void *ptr, size_t size);
 

@@ -24,16 +24,6 @@ static tidal_migration_stats stats_of(tidal_context *ctx)
     return s;
 }
 
-static tidal_status declare1(tidal_context *ctx, void *stream, void *p, size_t size, uint32_t mode, uint32_t flags)
-{
-    tidal_access a = TIDAL_ACCESS_INIT;
-    a.ptr = p;
-    a.size = size;
-    a.device = 0;
-    a.mode = mode;
-    return tidal_declare(ctx, stream, &a, 1, flags);
-}
-
 static void test_declaration_migrates_once_and_coalesces(void **state)
 {
     (void)state;
@@ -45,7 +35,7 @@ static void test_declaration_migrates_once_and_coalesces(void **state)
     assert_ok(tidal_prefetch(ctx, p, 8 * MiB, TIDAL_DEVICE_HOST));
     const tidal_migration_stats before = stats_of(ctx);
 
-    assert_ok(declare1(ctx, stream, p, 8 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, stream, p, 8 * MiB, TIDAL_ACCESS_READ, 0));
     tidal_migration_stats s = stats_of(ctx);
     assert_int_equal(s.migrated_bytes - before.migrated_bytes, 8 * MiB);
     assert_int_equal(s.migration_calls - before.migration_calls, 1); /* 8 units, one call */
@@ -60,7 +50,7 @@ static void test_declaration_migrates_once_and_coalesces(void **state)
     assert_int_equal(bad, 0);
 
     /* Declared again: resident already, nothing moves. */
-    assert_ok(declare1(ctx, stream, p, 8 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, stream, p, 8 * MiB, TIDAL_ACCESS_READ, 0));
     tidal_migration_stats again = stats_of(ctx);
     assert_int_equal(again.migrated_bytes, s.migrated_bytes);
     assert_int_equal(again.resident_hits - s.resident_hits, 8 * MiB);
@@ -83,12 +73,12 @@ static void test_lookahead_moves_ahead_and_the_phase_only_waits(void **state)
     tidal_context *ctx = harness_context(SIM_MIGRATION);
     void *a = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
     void *b = harness_alloc(ctx, TIDAL_KIND_MANAGED, 4 * MiB, 0);
-    assert_ok(declare1(ctx, NULL, a, 4 * MiB, TIDAL_ACCESS_READ, 0));
-    assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
+    assert_ok(harness_declare(ctx, NULL, a, 4 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
     const tidal_migration_stats ahead = stats_of(ctx);
     assert_int_equal(ahead.migrated_bytes, 8 * MiB); /* b moved already */
     assert_int_equal(harness_prefetch_location(ctx, b, 4 * MiB), 0);
-    assert_ok(declare1(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, NULL, b, 4 * MiB, TIDAL_ACCESS_READ, 0));
     const tidal_migration_stats then = stats_of(ctx);
     assert_int_equal(then.migrated_bytes, ahead.migrated_bytes);
     assert_int_equal(then.migration_calls, ahead.migration_calls);
@@ -110,7 +100,7 @@ static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, in
     }
     for (int round = 0; round < 6; ++round) {
         void *p = arr[round % 3];
-        assert_ok(declare1(ctx, NULL, p, 8 * MiB, mode, 0));
+        assert_ok(harness_declare(ctx, NULL, p, 8 * MiB, mode, 0));
         tidal_migration_stats s = stats_of(ctx);
         assert_true(s.resident_bytes <= 16 * MiB);
         const uint64_t seed = 100 + (uint64_t)(round % 3);
@@ -176,20 +166,20 @@ static void test_protected_ranges_over_budget_are_refused_with_nothing_moved(voi
     assert_ok(tidal_budget_set(ctx, 0, 4 * MiB));
     void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 8 * MiB, 0);
     void *q = harness_alloc(ctx, TIDAL_KIND_MANAGED, 2 * MiB, 0);
-    assert_status(declare1(ctx, NULL, p, 8 * MiB, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_BUDGET_EXCEEDED);
+    assert_status(harness_declare(ctx, NULL, p, 8 * MiB, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_BUDGET_EXCEEDED);
     assert_contains(tidal_last_error(), "budget");
     tidal_migration_stats s = stats_of(ctx);
     assert_int_equal(s.migrated_bytes, 0);
     assert_int_equal(s.budget_refusals, 1);
     /* A lookahead range is protected too: with it in flight, a second range cannot fit. */
-    assert_ok(declare1(ctx, NULL, q, 2 * MiB, TIDAL_ACCESS_READ, 0));
-    assert_ok(declare1(ctx, NULL, p, 2 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
-    assert_status(declare1(ctx, NULL, (char *)p + 4 * MiB, 1 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD),
+    assert_ok(harness_declare(ctx, NULL, q, 2 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, NULL, p, 2 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
+    assert_status(harness_declare(ctx, NULL, (char *)p + 4 * MiB, 1 * MiB, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD),
                   TIDAL_ERROR_BUDGET_EXCEEDED);
     assert_int_equal(stats_of(ctx).resident_bytes, 4 * MiB);
     /* Raising the budget lets it through. */
     assert_ok(tidal_budget_set(ctx, 0, 0));
-    assert_ok(declare1(ctx, NULL, p, 8 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, NULL, p, 8 * MiB, TIDAL_ACCESS_READ, 0));
     assert_int_equal(stats_of(ctx).resident_bytes, 10 * MiB);
     assert_ok(tidal_free(ctx, p));
     assert_ok(tidal_free(ctx, q));
@@ -202,8 +192,8 @@ static void test_memory_that_cannot_move_is_a_counted_noop(void **state)
     void *d = harness_alloc(ctx, TIDAL_KIND_DEVICE, 1 * MiB, 0);
     void *h = harness_alloc(ctx, TIDAL_KIND_PINNED, 1 * MiB, 0);
     const uint64_t before = stats_of(ctx).noops;
-    assert_ok(declare1(ctx, NULL, d, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
-    assert_ok(declare1(ctx, NULL, h, 1 * MiB, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, NULL, d, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
+    assert_ok(harness_declare(ctx, NULL, h, 1 * MiB, TIDAL_ACCESS_READ, 0));
     assert_ok(tidal_prefetch(ctx, d, 1 * MiB, 0));
     assert_ok(tidal_advise(ctx, d, 1 * MiB, TIDAL_ADVICE_READ_MOSTLY, 0));
     assert_int_equal(stats_of(ctx).noops - before, 4);
@@ -217,16 +207,16 @@ static void test_bad_declarations_get_clear_statuses(void **state)
     tidal_context *ctx = *state;
     void *p = harness_alloc(ctx, TIDAL_KIND_MANAGED, 1 * MiB, 0);
     int local = 0;
-    assert_status(declare1(ctx, NULL, p, 1 * MiB, 0, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_declare(ctx, NULL, p, 1 * MiB, 0, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_contains(tidal_last_error(), "mode");
-    assert_status(declare1(ctx, NULL, p, 1 * MiB, 0x10, 0), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(declare1(ctx, NULL, p, 1 * MiB, TIDAL_ACCESS_READ, 0x80), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_declare(ctx, NULL, p, 1 * MiB, 0x10, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_declare(ctx, NULL, p, 1 * MiB, TIDAL_ACCESS_READ, 0x80), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_contains(tidal_last_error(), "flags");
-    assert_status(declare1(ctx, NULL, p, 2 * MiB, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_declare(ctx, NULL, p, 2 * MiB, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     assert_contains(tidal_last_error(), "past the end");
-    assert_status(declare1(ctx, NULL, p, 0, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_INVALID_ARGUMENT);
-    assert_status(declare1(ctx, NULL, &local, sizeof local, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_UNKNOWN_POINTER);
-    assert_status(declare1(ctx, NULL, NULL, 8, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_declare(ctx, NULL, p, 0, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_INVALID_ARGUMENT);
+    assert_status(harness_declare(ctx, NULL, &local, sizeof local, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_UNKNOWN_POINTER);
+    assert_status(harness_declare(ctx, NULL, NULL, 8, TIDAL_ACCESS_READ, 0), TIDAL_ERROR_INVALID_ARGUMENT);
     tidal_access a[2] = {TIDAL_ACCESS_INIT, TIDAL_ACCESS_INIT};
     a[0].ptr = a[1].ptr = p;
     a[0].size = a[1].size = 4096;
@@ -389,18 +379,18 @@ static void test_lookahead_overlaps_transfer_and_compute(void **state)
     const uint64_t spin_ns = 200000; /* 8 MiB at 45.8 GB/s is ~183 us */
     double t0 = 0, t1 = 0;
     assert_ok(tidal_clock(ctx, &t0));
-    assert_ok(declare1(ctx, s, data, chunk, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_declare(ctx, s, data, chunk, TIDAL_ACCESS_READ, 0));
     for (int i = 0; i < CHUNKS; ++i) {
         char *cur = (char *)data + (size_t)i * chunk;
         if (i + 1 < CHUNKS)
-            assert_ok(declare1(ctx, s, cur + chunk, chunk, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
+            assert_ok(harness_declare(ctx, s, cur + chunk, chunk, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
         tidal_check c = TIDAL_CHECK_INIT;
         c.kind = TIDAL_CHECK_SPIN;
         c.seed = spin_ns;
         c.stream = s;
         assert_ok(tidal_check_run(ctx, &c));
         if (i + 1 < CHUNKS)
-            assert_ok(declare1(ctx, s, cur + chunk, chunk, TIDAL_ACCESS_READ, 0));
+            assert_ok(harness_declare(ctx, s, cur + chunk, chunk, TIDAL_ACCESS_READ, 0));
     }
     assert_ok(tidal_stream_synchronize(ctx, s));
     assert_ok(tidal_clock(ctx, &t1));
@@ -435,7 +425,7 @@ static void test_explicit_prefetch_waits_for_the_lookahead_move_of_its_range(voi
     void *data = harness_alloc(ctx, TIDAL_KIND_MANAGED, size, 0);
     double t0 = 0, t1 = 0;
     assert_ok(tidal_clock(ctx, &t0));
-    assert_ok(declare1(ctx, NULL, data, size, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
+    assert_ok(harness_declare(ctx, NULL, data, size, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
     assert_ok(tidal_prefetch(ctx, data, size, TIDAL_DEVICE_HOST));
     assert_ok(tidal_clock(ctx, &t1));
     assert_true(t1 - t0 >= 0.95 * (in + out)); /* not the two moves at once */
@@ -466,7 +456,7 @@ static void test_xnack_policy_follows_the_device(void **state)
         assert_int_equal(info.kind, cases[i].expected);
         assert_string_equal(info.placed_by, "xnack");
         /* Either way a declaration is safe and the kernel reaches the data. */
-        assert_ok(declare1(ctx, NULL, p, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
+        assert_ok(harness_declare(ctx, NULL, p, 1 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
         assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, p, NULL, 1 * MiB, 3, NULL, NULL));
         assert_ok(tidal_free(ctx, p));
         assert_ok(tidal_context_destroy(ctx));

@@ -265,6 +265,13 @@ static void workload(tidal_context *ctx, struct outcome *o)
         release(ctx, o, "free managed a", &phase_a);
         release(ctx, o, "free managed b", &phase_b);
         step(o, "budget off", tidal_budget_set(ctx, 0, 0));
+        if (elastic != NULL) {
+            /* Evicted under the budget above: a declaration maps it and copies it in again. */
+            access.ptr = elastic;
+            access.size = 6 * MIB;
+            step(o, "declare elastic", tidal_declare(ctx, stream, &access, 1, 0));
+            step(o, "end phase elastic", tidal_declare(ctx, stream, NULL, 0, 0));
+        }
 
         void *async_c = NULL;
         if (step(o, "alloc_async before forget",

@@ -196,6 +196,51 @@ static void finish(tidal_context *ctx)
 
 /* ---- cases ------------------------------------------------------------------------------- */
 
+/* Elastic memory under declarations and a budget through the HIP module, whose migration
+ * worker is a thread of its own (the simulated device issues in place): chunks come in and go
+ * out on the worker, copies order after it, and the data survives three read-write rounds. */
+static void test_elastic_under_a_budget(void **state)
+{
+    (void)state;
+    tidal_context *ctx =
+        hip_context(NO_POOL "[elastic]\nchunk_size = \"2MiB\"\n[migration]\nbudget = \"4MiB\"\n");
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_ELASTIC;
+    d.device = 0;
+    char *p = NULL;
+    assert_ok(tidal_alloc(ctx, 8 * MiB, &d, (void **)&p));
+    void *stream = NULL;
+    assert_ok(tidal_stream_create(ctx, 0, &stream));
+    unsigned char *host = malloc(2 * MiB);
+    assert_non_null(host);
+    for (unsigned round = 0; round < 3; ++round)
+        for (unsigned i = 0; i < 4; ++i) {
+            char *c = p + i * 2 * MiB;
+            assert_ok(harness_declare(ctx, stream, c, 2 * MiB, TIDAL_ACCESS_READ_WRITE, 0));
+            if (i + 1 < 4)
+                assert_ok(harness_declare(ctx, stream, c + 2 * MiB, 2 * MiB, TIDAL_ACCESS_READ_WRITE,
+                                          TIDAL_DECLARE_LOOKAHEAD));
+            tidal_migration_stats s = TIDAL_MIGRATION_STATS_INIT;
+            assert_ok(tidal_migration_stats_get(ctx, 0, &s));
+            assert_true(s.resident_bytes <= 4 * MiB);
+            if (round > 0) {
+                assert_ok(tidal_copy_async(ctx, host, c, 2 * MiB, stream));
+                assert_ok(tidal_stream_synchronize(ctx, stream));
+                assert_true(harness_holds(host, 2 * MiB, round * 10 + i));
+            }
+            harness_fill(host, 2 * MiB, (round + 1) * 10 + i);
+            assert_ok(tidal_copy_async(ctx, c, host, 2 * MiB, stream));
+            assert_ok(tidal_stream_synchronize(ctx, stream));
+        }
+    tidal_migration_stats s = TIDAL_MIGRATION_STATS_INIT;
+    assert_ok(tidal_migration_stats_get(ctx, 0, &s));
+    assert_true(s.elastic_copied_out > 0 && s.elastic_copied_in > 0);
+    free(host);
+    assert_ok(tidal_stream_destroy(ctx, stream));
+    assert_ok(tidal_free(ctx, p));
+    finish(ctx);
+}
+
 /* The "# runtime in use: ..." line of tidal_config_describe: the module's whole detail line
  * (device list and XNACK verdicts with their reasons), as the core keeps it. */
 static char *runtime_line(tidal_context *ctx)
@@ -898,6 +943,7 @@ int main(int argc, char **argv)
         CASE(test_peer_devices),
         CASE(test_no_device),
         CASE(test_destroy_returns_everything),
+        CASE(test_elastic_under_a_budget),
         /* Defects the stand-in found, each fixed. */
         CASE(test_partial_coarse_unset_then_free),
         CASE(test_every_device_verdict_is_described),

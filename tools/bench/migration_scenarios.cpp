@@ -10,7 +10,10 @@
 //     tidal_declare (one declaration; and per-chunk declarations with lookahead), plus sweeps
 //     of [migration] chunk_size and streams.
 //  2. out-of-core: a --dataset managed buffer read in --chunk pieces for --epochs epochs under
-//     a --budget, against a double-buffered copy loop from pinned memory into device memory.
+//     a --budget, against a double-buffered copy loop from pinned memory into device memory;
+//     then the same loop on elastic memory (chunks of --chunk): read-only against that loop,
+//     read-write against a double-buffered loop that also copies each chunk back out, and with
+//     a spin kernel as long as a chunk's transfer against max(transfer, compute).
 //  3. overlap: a compute kernel of known length (TIDAL_CHECK_SPIN) per chunk; the pipeline's
 //     time against max(transfer alone, compute alone).
 //  4. prediction, with --compare FILE (the --json of another run, e.g. the H200's): per-variant and
@@ -215,6 +218,7 @@ struct Migration {
     uint64_t chunk_size = 0; // 0: key left out
     int streams = 0;         // 0: key left out
     bool parallel_eviction = false;
+    uint64_t elastic_chunk = 0; // [elastic] chunk_size; 0: key left out
 };
 
 // Per timed repetition, what the scheduler reported doing on device 0 (deltas of
@@ -302,6 +306,8 @@ private:
             if (m.parallel_eviction)
                 t += "parallel_eviction = true\n";
         }
+        if (m.elastic_chunk)
+            t += "[elastic]\nchunk_size = " + std::to_string(m.elastic_chunk) + "\n";
         return t;
     }
 
@@ -359,10 +365,12 @@ private:
     }
 
     // ---- work ------------------------------------------------------------------------------
-    static void touch(tidal_context *ctx, const void *p, uint64_t n, void *stream, uint64_t *failures = nullptr)
+    // `write`: the kernel writes what it reads (TOUCH_WRITE), the read-write loops.
+    static void touch(tidal_context *ctx, const void *p, uint64_t n, void *stream, uint64_t *failures = nullptr,
+                      bool write = false)
     {
         tidal_check c = TIDAL_CHECK_INIT;
-        c.kind = TIDAL_CHECK_TOUCH_READ;
+        c.kind = write ? TIDAL_CHECK_TOUCH_WRITE : TIDAL_CHECK_TOUCH_READ;
         c.device = 0;
         c.target = const_cast<void *>(p);
         c.size = static_cast<size_t>(n);
@@ -384,13 +392,13 @@ private:
         ok(tidal_check_run(ctx, &c), "spin kernel");
     }
 
-    static tidal_access access(const void *p, uint64_t n)
+    static tidal_access access(const void *p, uint64_t n, uint32_t mode = TIDAL_ACCESS_READ)
     {
         tidal_access a = TIDAL_ACCESS_INIT;
         a.ptr = p;
         a.size = static_cast<size_t>(n);
         a.device = 0;
-        a.mode = TIDAL_ACCESS_READ;
+        a.mode = mode;
         return a;
     }
 
@@ -406,7 +414,8 @@ private:
     // while i is worked on; `passes` runs over the range back to back (the lookahead of a
     // pass's last chunk is the next pass's first, so epochs pipeline too).
     static void pipeline(tidal_context *ctx, void *stream, void *base, uint64_t total, uint64_t chunk, int passes,
-                         const std::function<void(char *, uint64_t)> &work, uint64_t *failures = nullptr)
+                         const std::function<void(char *, uint64_t)> &work, uint64_t *failures = nullptr,
+                         uint32_t mode = TIDAL_ACCESS_READ)
     {
         char *b = static_cast<char *>(base);
         const uint64_t count = (total + chunk - 1) / chunk;
@@ -414,11 +423,11 @@ private:
         auto len = [&](uint64_t i) { return std::min(chunk, total - i * chunk); };
         for (uint64_t g = 0; g < steps; ++g) {
             const uint64_t i = g % count;
-            const tidal_access now = access(b + i * chunk, len(i));
+            const tidal_access now = access(b + i * chunk, len(i), mode);
             counted(tidal_declare(ctx, stream, &now, 1, 0), "declare", failures);
             if (g + 1 < steps) {
                 const uint64_t j = (g + 1) % count;
-                const tidal_access next = access(b + j * chunk, len(j));
+                const tidal_access next = access(b + j * chunk, len(j), mode);
                 counted(tidal_declare(ctx, stream, &next, 1, TIDAL_DECLARE_LOOKAHEAD), "declare lookahead", failures);
             }
             work(b + i * chunk, len(i));
@@ -504,6 +513,8 @@ private:
     void stream_through_tidal(const std::string &whole, const std::string &chunked, const std::string &role,
                               Migration m, uint64_t app_chunk);
     void out_of_core();
+    void out_of_core_elastic();
+    void double_buffered(const std::string &name, bool copy_out);
     void overlap();
     void compare();
 
@@ -613,44 +624,53 @@ void Bench::stream_through()
     ratios_.push_back({kStream, "prefetch whole range / pinned copy", pc->median() / pf->median()});
 }
 
-void Bench::out_of_core()
+// The hand-written double-buffered loop, a baseline of scenario 2. check_run waits for its
+// stream, so the overlap comes from issuing chunk g+1's copy on the other stream before kernel
+// g. `copy_out`: the kernel writes its chunk, which is copied back to pinned memory after it;
+// chunk g+1's copy in follows chunk g-1's copy out of the same buffer on the same stream.
+void Bench::double_buffered(const std::string &name, bool copy_out)
 {
     const uint64_t n = o_.dataset, chunk = o_.chunk;
     const uint64_t count = (n + chunk - 1) / chunk;
     const uint64_t steps = count * static_cast<uint64_t>(o_.epochs);
-    const uint64_t moved = n * static_cast<uint64_t>(o_.epochs);
     auto len = [&](uint64_t i) { return std::min(chunk, n - i * chunk); };
-    {
-        // Baseline: the hand-written double-buffered loop. check_run waits for its stream, so
-        // the overlap comes from issuing chunk g+1's copy on the other stream before kernel g.
-        tidal_context *ctx = open_plain({});
-        void *src = alloc(ctx, n, TIDAL_KIND_PINNED, 0, "s2-pinned");
-        void *dev[2] = {alloc(ctx, chunk, TIDAL_KIND_DEVICE, 0, "s2-dev0"), alloc(ctx, chunk, TIDAL_KIND_DEVICE, 0, "s2-dev1")};
-        void *st[2] = {nullptr, nullptr};
-        ok(tidal_stream_create(ctx, 0, &st[0]), "stream");
-        ok(tidal_stream_create(ctx, 0, &st[1]), "stream");
-        host_fill(src, 1, n);
-        char *s = static_cast<char *>(src);
-        measure(row(kOutOfCore, "double-buffered pinned copy + kernel", "baseline", moved), ctx, nullptr, [&](uint64_t *) {
-            ok(tidal_copy_async(ctx, dev[0], s, static_cast<size_t>(len(0)), st[0]), "copy_async");
-            for (uint64_t g = 0; g < steps; ++g) {
-                if (g + 1 < steps) {
-                    const uint64_t j = (g + 1) % count;
-                    ok(tidal_copy_async(ctx, dev[(g + 1) % 2], s + j * chunk, static_cast<size_t>(len(j)), st[(g + 1) % 2]),
-                       "copy_async");
-                }
-                touch(ctx, dev[g % 2], len(g % count), st[g % 2]);
+    tidal_context *ctx = open_plain({});
+    void *src = alloc(ctx, n, TIDAL_KIND_PINNED, 0, "s2-pinned");
+    void *dev[2] = {alloc(ctx, chunk, TIDAL_KIND_DEVICE, 0, "s2-dev0"), alloc(ctx, chunk, TIDAL_KIND_DEVICE, 0, "s2-dev1")};
+    void *st[2] = {nullptr, nullptr};
+    ok(tidal_stream_create(ctx, 0, &st[0]), "stream");
+    ok(tidal_stream_create(ctx, 0, &st[1]), "stream");
+    host_fill(src, 1, n);
+    char *s = static_cast<char *>(src);
+    measure(row(kOutOfCore, name, "baseline", n * static_cast<uint64_t>(o_.epochs)), ctx, nullptr, [&](uint64_t *) {
+        ok(tidal_copy_async(ctx, dev[0], s, static_cast<size_t>(len(0)), st[0]), "copy_async");
+        for (uint64_t g = 0; g < steps; ++g) {
+            const uint64_t i = g % count;
+            if (g + 1 < steps) {
+                const uint64_t j = (g + 1) % count;
+                ok(tidal_copy_async(ctx, dev[(g + 1) % 2], s + j * chunk, static_cast<size_t>(len(j)), st[(g + 1) % 2]),
+                   "copy_async");
             }
-            ok(tidal_stream_synchronize(ctx, st[0]), "synchronize");
-            ok(tidal_stream_synchronize(ctx, st[1]), "synchronize");
-        });
-        ok(tidal_stream_destroy(ctx, st[0]), "stream destroy");
-        ok(tidal_stream_destroy(ctx, st[1]), "stream destroy");
-        ok(tidal_free(ctx, dev[0]), "free");
-        ok(tidal_free(ctx, dev[1]), "free");
-        ok(tidal_free(ctx, src), "free");
-        ok(tidal_context_destroy(ctx), "destroy");
-    }
+            touch(ctx, dev[g % 2], len(i), st[g % 2], nullptr, copy_out);
+            if (copy_out)
+                ok(tidal_copy_async(ctx, s + i * chunk, dev[g % 2], static_cast<size_t>(len(i)), st[g % 2]), "copy_async");
+        }
+        ok(tidal_stream_synchronize(ctx, st[0]), "synchronize");
+        ok(tidal_stream_synchronize(ctx, st[1]), "synchronize");
+    });
+    ok(tidal_stream_destroy(ctx, st[0]), "stream destroy");
+    ok(tidal_stream_destroy(ctx, st[1]), "stream destroy");
+    ok(tidal_free(ctx, dev[0]), "free");
+    ok(tidal_free(ctx, dev[1]), "free");
+    ok(tidal_free(ctx, src), "free");
+    ok(tidal_context_destroy(ctx), "destroy");
+}
+
+void Bench::out_of_core()
+{
+    const uint64_t n = o_.dataset, chunk = o_.chunk;
+    const uint64_t moved = n * static_cast<uint64_t>(o_.epochs);
+    double_buffered("double-buffered pinned copy + kernel", false);
     // tidal: the read-mostly hint is what lets an eviction drop the device copy instead of
     // copying it back; the row without it (an extra) shows what that saves.
     struct Variant {
@@ -695,6 +715,88 @@ void Bench::out_of_core()
         targets_.push_back({kOutOfCore, r.name + ": bytes copied back by eviction == 0",
                             double(r.moves.evicted_bytes), 0.0, false});
     }
+    out_of_core_elastic();
+}
+
+// The same loop on elastic memory (issue 14, target a), each row against a hand-written loop
+// measured here: read-only against the double-buffered copy in; read-write (each epoch writes
+// the chunk it reads) against a double-buffered loop that copies in and back out; and, with a
+// kernel as long as a chunk's transfer, the overlapped loop against max(transfer, compute).
+void Bench::out_of_core_elastic()
+{
+    const uint64_t n = o_.dataset, chunk = o_.chunk;
+    const uint64_t count = (n + chunk - 1) / chunk;
+    const uint64_t steps = count * static_cast<uint64_t>(o_.epochs);
+    const uint64_t moved = n * static_cast<uint64_t>(o_.epochs);
+    auto len = [&](uint64_t i) { return std::min(chunk, n - i * chunk); };
+    double_buffered("double-buffered pinned copy in + kernel + copy out", true);
+    // One elastic chunk per loop chunk; the dataset stays in device and elastic memory (its
+    // homes are pinned host memory), never managed memory.
+    Migration m;
+    m.streams = o_.streams;
+    m.elastic_chunk = chunk;
+    std::string pol;
+    tidal_context *ctx = open_tidal(m, &pol);
+    ok(tidal_budget_set(ctx, 0, o_.budget), "budget");
+    void *stream = nullptr;
+    ok(tidal_stream_create(ctx, 0, &stream), "stream");
+    void *buf = alloc(ctx, n, TIDAL_KIND_ELASTIC, 0, "s2-elastic");
+    void *scratch = alloc(ctx, 4096, TIDAL_KIND_DEVICE, 0, "s2-spin");
+    const std::string budget_note = "budget " + size_name(o_.budget) + ", elastic";
+    // Every repetition starts with the dataset in its homes, as the baselines' starts in pinned
+    // memory (untimed; the first one copies what the allocation left on the device).
+    auto offloaded = [&](int) {
+        tidal_elastic_result r = TIDAL_ELASTIC_RESULT_INIT;
+        ok(tidal_offload_range(ctx, buf, static_cast<size_t>(n), 0, nullptr, &r), "offload");
+    };
+    auto loop = [&](uint64_t *failures, uint32_t mode, uint64_t spin_ns) {
+        pipeline(ctx, stream, buf, n, chunk, o_.epochs, [&](char *p, uint64_t l) {
+            touch(ctx, p, l, stream, failures, mode & TIDAL_ACCESS_WRITE);
+            if (spin_ns)
+                spin(ctx, scratch, spin_ns, stream);
+        }, failures, mode);
+    };
+    Result &ro = measure(row(kOutOfCore, "elastic: declare + lookahead, read-only", "elastic", moved, m, pol), ctx, offloaded,
+                         [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ, 0); });
+    ro.note = budget_note;
+    Result &rw = measure(row(kOutOfCore, "elastic: declare + lookahead, read-write", "elastic", moved, m, pol), ctx, offloaded,
+                         [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ_WRITE, 0); });
+    rw.note = budget_note;
+    // Compute as long as a chunk's transfer, as the read-only loop measured it on this machine.
+    const uint64_t ns = o_.compute_ns ? o_.compute_ns : static_cast<uint64_t>(ro.median() / double(steps) * 1e9);
+    Result &cp = measure(row(kOutOfCore, "elastic compute alone: read + spin on a resident chunk", "part", moved, m, pol),
+                         ctx, offloaded, [&](uint64_t *f) {
+                             const tidal_access a = access(buf, len(0));
+                             counted(tidal_declare(ctx, stream, &a, 1, 0), "declare", f);
+                             for (uint64_t g = 0; g < steps; ++g) {
+                                 touch(ctx, buf, len(0), stream, f);
+                                 spin(ctx, scratch, ns, stream);
+                             }
+                             end_phase(ctx, stream);
+                         });
+    Result &ov = measure(row(kOutOfCore, "elastic overlapped: declare + lookahead + read + spin", "elastic", moved, m, pol),
+                         ctx, offloaded, [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ, ns); });
+    char note[96];
+    std::snprintf(note, sizeof note, "%s, %" PRIu64 " chunks x %.3f ms spin", budget_note.c_str(), steps,
+                  double(ns) / 1e6);
+    cp.note = ov.note = note;
+    ok(tidal_free(ctx, scratch), "free");
+    ok(tidal_free(ctx, buf), "free");
+    ok(tidal_stream_destroy(ctx, stream), "stream destroy");
+    ok(tidal_context_destroy(ctx), "destroy");
+
+    const Result *in = find(kOutOfCore, "double-buffered pinned copy + kernel"),
+                 *inout = find(kOutOfCore, "double-buffered pinned copy in + kernel + copy out");
+    const double vs_in = in->median() / ro.median(), vs_inout = inout->median() / rw.median(),
+                 vs_bound = ov.median() / std::max(ro.median(), cp.median());
+    ratios_.push_back({kOutOfCore, ro.name + " / double-buffered copy", vs_in});
+    ratios_.push_back({kOutOfCore, rw.name + " / double-buffered copy in and out", vs_inout});
+    ratios_.push_back({kOutOfCore, "elastic overlapped / max(transfer, compute)", vs_bound});
+    targets_.push_back({kOutOfCore, ro.name + ": >= 0.85x double-buffered copy", vs_in, 0.85, true});
+    targets_.push_back({kOutOfCore, rw.name + ": >= 0.75x double-buffered copy in and out", vs_inout, 0.75, true});
+    targets_.push_back({kOutOfCore, "elastic overlapped <= 1.15 x max(transfer alone, compute alone)", vs_bound, 1.15, false});
+    for (const Result *r : {&ro, &rw, &ov})
+        targets_.push_back({kOutOfCore, r->name + ": failures == 0", double(r->failures), 0.0, false});
 }
 
 void Bench::overlap()
