@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "runtime/sim/sim_host_block.h"
 #include "runtime/sim/sim_page_residency.h"
@@ -19,7 +20,9 @@ struct ManagedAdvice {
     int32_t preferred = kNoLocation;     // device, -1 host, -2 none
     PageMask accessed_by;                // the locations that map the range
     bool coarse = false;                 // AMD coherency mode (MANAGED_COARSE starts coarse)
-    int32_t last_prefetch = kNoLocation; // device, -1 host, -2 never prefetched
+    // Per page, as the vendors keep it (a split allocation's parts are prefetched to different
+    // devices): device, -1 host, -2 never prefetched. Empty until the first prefetch.
+    std::vector<int32_t> last_prefetch;
 };
 
 struct SimAllocation {

@@ -65,7 +65,11 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
                                            : PageMask::at(TIDAL_RT_LOCATION_HOST));
         }
     }
-    a->advice.last_prefetch = location;
+    std::vector<int32_t> &last = a->advice.last_prefetch;
+    if (last.empty())
+        last.assign(pages.page_count(), kNoLocation);
+    std::fill(last.begin() + static_cast<std::ptrdiff_t>(range.first), last.begin() + static_cast<std::ptrdiff_t>(range.last),
+              location);
     const double duration = cost_.prefetch(h2d, d2h, peer, duplicated);
     if (h2d > 0 && location >= 0)
         clock_.run_on_link(s, duration, &link_h2d_[static_cast<std::size_t>(location)]);
@@ -154,7 +158,24 @@ int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t 
     if (!a->managed())
         return kInvalidValue;
     switch (attr) {
-    case TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION: *value = a->advice.last_prefetch; return kSuccess;
+    case TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION: {
+        // The one location the range's prefetched pages were last prefetched to, else none
+        // (cudaMemRangeGetAttribute answers cudaInvalidDeviceId for a mixed range).
+        *value = kNoLocation;
+        const std::vector<int32_t> &last = a->advice.last_prefetch;
+        if (last.empty())
+            return kSuccess;
+        const auto range = a->pages->pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        bool mixed = false;
+        for (std::size_t page = range.first; page < range.last; ++page)
+            if (last[page] != kNoLocation) {
+                mixed = mixed || (*value != kNoLocation && last[page] != *value);
+                *value = last[page];
+            }
+        if (mixed)
+            *value = kNoLocation;
+        return kSuccess;
+    }
     case TIDAL_RT_ATTR_PREFERRED_LOCATION: *value = a->advice.preferred; return kSuccess;
     case TIDAL_RT_ATTR_READ_MOSTLY: *value = a->advice.read_mostly ? 1 : 0; return kSuccess;
     default: return kInvalidValue;
