@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "log/logger.h"
+#include "migration/unit_split.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -163,6 +164,104 @@ MigrationPlanner::Residency MigrationScheduler::residency() const
     };
 }
 
+MigrationPlanner::Tiling MigrationScheduler::tiling() const
+{
+    return [this](uintptr_t start, size_t size) {
+        std::vector<UnitSpan> tiles;
+        for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + size; ++it)
+            tiles.push_back(UnitSpan{it->first, it->second.size});
+        return tiles;
+    };
+}
+
+MigrationScheduler::Unit &MigrationScheduler::make_unit(uintptr_t start, size_t size, const AllocationRecord &owner)
+{
+    auto [it, inserted] = units_.try_emplace(start);
+    Unit &u = it->second;
+    if (inserted) {
+        u.id = next_id_++;
+        u.size = size;
+        u.hints = owner.hints;
+        u.advice = owner.advice;
+        u.alloc_device = owner.runtime_device;
+        u.tag = owner.tag;
+        tracked_.store(units_.size(), std::memory_order_relaxed);
+    }
+    return u;
+}
+
+void MigrationScheduler::split_unit(std::map<uintptr_t, Unit>::iterator it, uintptr_t at)
+{
+    Unit &left = it->second;
+    Unit right = left;
+    right.id = next_id_++;
+    right.size = it->first + left.size - at;
+    left.size = at - it->first;
+    const UnitRef was{it->first, left.id}, now{at, right.id};
+    auto rename = [&](std::vector<UnitRef> &refs) {
+        for (size_t i = 0, n = refs.size(); i < n; ++i)
+            if (refs[i].start == was.start && refs[i].id == was.id)
+                refs.push_back(now);
+    };
+    for (auto &[stream, phases] : phases_) {
+        rename(phases.current);
+        rename(phases.lookahead);
+        for (Closing &c : phases.closing)
+            rename(c.units);
+    }
+    units_.emplace(at, std::move(right));
+    tracked_.store(units_.size(), std::memory_order_relaxed);
+}
+
+void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges)
+{
+    struct Window {
+        size_t size;
+        const DeclaredRange *first;
+        std::vector<UnitClaim> claims;
+    };
+    std::map<uintptr_t, Window> windows;
+    for (const DeclaredRange &r : ranges) {
+        if (r.device < 0 || r.size == 0)
+            continue;
+        device(r.device); // validates the index before anything is cut
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(r.ptr), hi = lo + r.size;
+        for (const UnitSpan &w : planner_.units(r)) { // whole windows: no tiling asked
+            auto [it, inserted] = windows.try_emplace(w.start, Window{w.size, &r, {}});
+            it->second.claims.push_back(UnitClaim{std::max(lo, w.start), std::min(hi, w.start + w.size), r.device});
+        }
+    }
+    for (auto &[start, w] : windows) {
+        std::vector<UnitClaim> existing;
+        bool mixed = false;
+        for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + w.size; ++it) {
+            existing.push_back(UnitClaim{it->first, it->first + it->second.size, it->second.device});
+            mixed = mixed || (it->second.device >= 0 && it->second.device != w.claims.front().device);
+        }
+        for (const UnitClaim &c : w.claims)
+            mixed = mixed || c.device != w.claims.front().device;
+        if (!mixed)
+            continue; // the common case: one device for the whole window
+        const std::vector<uintptr_t> cuts = unit_cuts(start, start + w.size, w.claims, existing);
+        if (cuts.empty())
+            continue;
+        if (existing.empty()) {
+            uintptr_t at = start;
+            for (uintptr_t c : cuts) {
+                make_unit(at, c - at, w.first->owner);
+                at = c;
+            }
+            make_unit(at, start + w.size - at, w.first->owner);
+            continue;
+        }
+        for (uintptr_t c : cuts) {
+            auto it = std::prev(units_.upper_bound(c));
+            if (it->first != c)
+                split_unit(it, c);
+        }
+    }
+}
+
 std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
 {
     std::vector<ResidentUnit> resident;
@@ -181,7 +280,7 @@ DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &range
         if (r.device == TIDAL_DEVICE_HOST)
             continue;
         ++device(r.device).stats.declared_ranges; // validates the index
-        planner_.add(plan, r, lookahead, resident);
+        planner_.add(plan, r, lookahead, resident, tiling());
     }
     return plan;
 }
@@ -272,17 +371,7 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
 
 MigrationScheduler::Unit &MigrationScheduler::adopt(uintptr_t start, size_t size, const DeclaredRange &range)
 {
-    auto [it, inserted] = units_.try_emplace(start);
-    Unit &u = it->second;
-    if (inserted) {
-        u.id = next_id_++;
-        u.size = size;
-        u.hints = range.owner.hints;
-        u.advice = range.owner.advice;
-        u.alloc_device = range.owner.runtime_device;
-        u.tag = range.owner.tag;
-        tracked_.store(units_.size(), std::memory_order_relaxed);
-    }
+    Unit &u = make_unit(start, size, range.owner);
     if (u.device != range.device) {
         if (u.device >= 0)
             devices_[static_cast<size_t>(u.device)].resident -= u.size;
@@ -526,6 +615,7 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
         close_phase(stream, phases, event_device);
     }
     std::vector<std::shared_ptr<Batch>> waits = bring_home(ranges);
+    cut_units(ranges);
     DeclarationPlan planned = plan(ranges, lookahead);
     // Every device's budget holds for all of it before anything moves.
     for (const DevicePlan &p : planned.devices)
@@ -585,7 +675,7 @@ void MigrationScheduler::order_after_moves_of(const DeclaredRange &r)
     // them (one wait per batch; a completed one costs the runtime nothing, and the simulated
     // device, whose queries always say complete, needs the wait to start the call after the move).
     std::vector<std::shared_ptr<Batch>> moves;
-    for (const UnitSpan &s : planner_.units(r))
+    for (const UnitSpan &s : planner_.units(r, tiling()))
         if (auto it = units_.find(s.start); it != units_.end() && it->second.ready &&
                                             std::find(moves.begin(), moves.end(), it->second.ready) == moves.end())
             moves.push_back(it->second.ready);
@@ -621,13 +711,14 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     };
     if (r.device == TIDAL_DEVICE_HOST) {
         issue();
-        for (const UnitSpan &s : planner_.units(r))
+        for (const UnitSpan &s : planner_.units(r, tiling()))
             if (auto it = units_.find(s.start); it != units_.end() && it->second.device >= 0)
                 leave_device(it->second);
         return;
     }
     DeviceState &ds = device(r.device);
-    const DevicePlan planned = planner_.plan_prefetch(r, residency());
+    cut_units({r});
+    const DevicePlan planned = planner_.plan_prefetch(r, residency(), tiling());
     make_room(planned);
     flush_evictions(ds);
     issue();

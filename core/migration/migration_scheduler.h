@@ -159,6 +159,14 @@ private:
     void flush_evictions(DeviceState &ds);
 
     MigrationPlanner::Residency residency() const;
+    MigrationPlanner::Tiling tiling() const;
+    // Cuts units where the device ranges of one call name different devices than the bytes
+    // around them (migration/unit_split.h), before the call is planned.
+    void cut_units(const std::vector<DeclaredRange> &ranges);
+    // The unit at `it` ends at `at`; a new unit with its state begins there, named wherever
+    // the old one is (phases, lookaheads), so protection ends for both pieces together.
+    void split_unit(std::map<uintptr_t, Unit>::iterator it, uintptr_t at);
+    Unit &make_unit(uintptr_t start, size_t size, const AllocationRecord &owner);
     std::vector<ResidentUnit> resident_units(int32_t d) const;
     // One runtime prefetch of [ptr, ptr + size) to `location` on migration stream `ms`, for a
     // worker; `what` formats the error's description from (size, ptr, d).
