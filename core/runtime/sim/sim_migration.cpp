@@ -102,24 +102,29 @@ int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t loc
         for (std::size_t page = range.first; page < range.last; ++page) {
             const PageMask mask = pages.mask(page);
             if (mask.copies() > 1)
-                set_page(*a, page, collapse(mask, m.preferred));
+                set_page(*a, page, collapse(mask, m.at(page).preferred));
         }
         return kSuccess;
     }
     case TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION:
-        if (!valid_location(location))
-            return kInvalidValue;
-        m.preferred = location;
-        return kSuccess;
     case TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION:
-        m.preferred = kNoLocation;
-        return kSuccess;
     case TIDAL_RT_ADVISE_SET_ACCESSED_BY:
     case TIDAL_RT_ADVISE_UNSET_ACCESSED_BY: {
-        if (!valid_location(location))
+        const bool needs_location = advice != TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION;
+        if (needs_location && !valid_location(location))
             return kInvalidValue;
-        m.accessed_by = advice == TIDAL_RT_ADVISE_SET_ACCESSED_BY ? m.accessed_by.with(location)
-                                                                  : m.accessed_by.without(location);
+        const auto range = a->pages->pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        if (m.pages.empty())
+            m.pages.resize(a->pages->page_count());
+        for (std::size_t page = range.first; page < range.last; ++page) {
+            ManagedAdvice::PageAdvice &p = m.pages[page];
+            switch (advice) {
+            case TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION: p.preferred = location; break;
+            case TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION: p.preferred = kNoLocation; break;
+            case TIDAL_RT_ADVISE_SET_ACCESSED_BY: p.accessed_by = p.accessed_by.with(location); break;
+            default: p.accessed_by = p.accessed_by.without(location); break;
+            }
+        }
         return kSuccess;
     }
     case TIDAL_RT_ADVISE_SET_COARSE_GRAIN:
@@ -176,7 +181,15 @@ int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t 
             *value = kNoLocation;
         return kSuccess;
     }
-    case TIDAL_RT_ATTR_PREFERRED_LOCATION: *value = a->advice.preferred; return kSuccess;
+    case TIDAL_RT_ATTR_PREFERRED_LOCATION: {
+        // One location when every page of the range prefers it, else none (as CUDA answers).
+        const auto range = a->pages->pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        *value = a->advice.at(range.first).preferred;
+        for (std::size_t page = range.first; page < range.last; ++page)
+            if (a->advice.at(page).preferred != *value)
+                *value = kNoLocation;
+        return kSuccess;
+    }
     case TIDAL_RT_ATTR_READ_MOSTLY: *value = a->advice.read_mostly ? 1 : 0; return kSuccess;
     default: return kInvalidValue;
     }
