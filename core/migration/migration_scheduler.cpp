@@ -56,6 +56,7 @@ MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, cons
       planner_(chain, system, settings_.chunk_size)
 {
     devices_.resize(static_cast<size_t>(std::max(runtime.device_count(), 0)));
+    resident_now_ = std::make_unique<std::atomic<uint64_t>[]>(devices_.size());
     for (DeviceState &d : devices_) {
         d.budget = settings_.budget;
         d.stats.struct_size = sizeof(d.stats);
@@ -213,7 +214,29 @@ void MigrationScheduler::split_unit(std::map<uintptr_t, Unit>::iterator it, uint
     tracked_.store(units_.size(), std::memory_order_relaxed);
 }
 
-void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges)
+void MigrationScheduler::split(const AllocationRecord &owner, const std::vector<tidal_policy_part> &parts)
+{
+    std::vector<DeclaredRange> ranges;
+    for (const tidal_policy_part &p : parts)
+        ranges.push_back(DeclaredRange{owner, static_cast<const char *>(owner.base) + p.offset, p.size, p.device});
+    std::lock_guard lock(mutex_);
+    cut_units(ranges, true);
+}
+
+uint64_t MigrationScheduler::resident_now(int32_t d) const noexcept
+{
+    return d >= 0 && static_cast<size_t>(d) < devices_.size()
+               ? resident_now_[static_cast<size_t>(d)].load(std::memory_order_relaxed)
+               : 0;
+}
+
+void MigrationScheduler::publish_resident() noexcept
+{
+    for (size_t d = 0; d < devices_.size(); ++d)
+        resident_now_[d].store(devices_[d].resident, std::memory_order_relaxed);
+}
+
+void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges, bool homes)
 {
     struct Window {
         size_t size;
@@ -240,10 +263,10 @@ void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges)
         }
         for (const UnitClaim &c : w.claims)
             mixed = mixed || c.device != w.claims.front().device;
-        if (!mixed)
+        if (!mixed && !homes)
             continue; // the common case: one device for the whole window
         const std::vector<uintptr_t> cuts = unit_cuts(start, start + w.size, w.claims, existing);
-        if (cuts.empty())
+        if (cuts.empty() && !homes)
             continue;
         if (existing.empty()) {
             uintptr_t at = start;
@@ -252,13 +275,20 @@ void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges)
                 at = c;
             }
             make_unit(at, start + w.size - at, w.first->owner);
-            continue;
+        } else {
+            for (uintptr_t c : cuts) {
+                auto it = std::prev(units_.upper_bound(c));
+                if (it->first != c)
+                    split_unit(it, c);
+            }
         }
-        for (uintptr_t c : cuts) {
-            auto it = std::prev(units_.upper_bound(c));
-            if (it->first != c)
-                split_unit(it, c);
-        }
+        if (homes)
+            for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + w.size; ++it)
+                for (const UnitClaim &c : w.claims)
+                    if (c.lo <= it->first && it->first < c.hi) {
+                        it->second.alloc_device = c.device;
+                        break;
+                    }
     }
 }
 
@@ -583,6 +613,7 @@ struct MigrationScheduler::Call {
         // (that one is the status; the steps are still submitted).
         ~Submit() noexcept(false)
         {
+            s.publish_resident();
             if (std::uncaught_exceptions() > unwinding) {
                 try {
                     s.submit_steps();
@@ -777,6 +808,7 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
         it = units_.erase(it);
     }
     tracked_.store(units_.size(), std::memory_order_relaxed);
+    publish_resident();
     if (queued) {
         try {
             submit_steps();
