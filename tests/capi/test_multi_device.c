@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -243,6 +244,46 @@ static void test_lookahead_four_streams_four_devices(void **state)
     lookahead_threads_on(4);
 }
 
+/* A policy's split is checked before anything is allocated: each bad one is refused naming the
+ * policy, parts that do not cover the allocation with INVALID_ARGUMENT, the rest with PLUGIN. */
+static void test_bad_splits_are_refused(void **state)
+{
+    (void)state;
+    char *dir = harness_toml_string(harness_required_env("TIDAL_TEST_PLUGIN_DIR"));
+    tidal_context *ctx = harness_context_format(
+        "runtime = \"sim\"\npolicy_path = [%s]\npolicies = [\"bad-split\"]\n[sim]\ndevices = 2\n", dir);
+    free(dir);
+    const struct {
+        const char *tag;
+        tidal_status status;
+        const char *says;
+    } bad[] = {
+        {"kind", TIDAL_ERROR_PLUGIN, "only managed kinds can be split"},
+        {"device", TIDAL_ERROR_PLUGIN, "on device 77"},
+        {"null", TIDAL_ERROR_PLUGIN, "without readable parts"},
+        {"gap", TIDAL_ERROR_INVALID_ARGUMENT, "do not cover"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+        d.tag = bad[i].tag;
+        void *p = (void *)1;
+        assert_status(tidal_alloc(ctx, 8 * MiB, &d, &p), bad[i].status);
+        assert_null(p);
+        assert_last_error_contains("policy 'bad-split'");
+        assert_last_error_contains(bad[i].says);
+    }
+    /* A good split from the same plugin: each half prefers its device. */
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.tag = "good";
+    char *p = NULL;
+    assert_ok(tidal_alloc(ctx, 8 * MiB, &d, (void **)&p));
+    tidal_range_info info = TIDAL_RANGE_INFO_INIT;
+    assert_ok(tidal_range_query(ctx, p + 4 * MiB, 4 * MiB, &info));
+    assert_int_equal(info.preferred_location, 1);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 int main(void)
 {
     harness_isolate_environment();
@@ -253,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_budget_per_device_moves_only_its_own_parts),
         cmocka_unit_test(test_lookahead_two_streams_two_devices),
         cmocka_unit_test(test_lookahead_four_streams_four_devices),
+        cmocka_unit_test(test_bad_splits_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
