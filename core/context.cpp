@@ -111,6 +111,9 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     policy_system_.devices = policy_devices_.data();
     policy_system_.features = runtime_->supports(RuntimeOp::vmm) ? TIDAL_POLICY_SYSTEM_VIRTUAL_MEMORY : 0u;
     policy_system_.device_budget = &Context::policy_device_budget;
+    policy_system_.device_free = &Context::policy_device_free;
+    policy_system_.device_resident = &Context::policy_device_resident;
+    policy_system_.device_runtime = runtime_.get();
     policy_system_.budgets = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(count));
     runtime_->set_numa_bind(settings_.topology.numa_bind);
     peers_ = std::make_unique<PeerMatrix>(*runtime_);
@@ -149,6 +152,8 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     const bool threaded = !runtime_->has_trait(TIDAL_RT_TRAIT_IN_ORDER);
     scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
                                                       threaded);
+    policy_system_.scheduler = scheduler_.get();
+    splits_ = std::make_unique<SplitPlacements>(*runtime_, *scheduler_);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy, *peers_, settings_.topology);
     batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
@@ -252,8 +257,9 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     const Decision *decision = hit.decision;
     DecisionCache::Route *route = hit.route;
     std::optional<Decision> owned;
+    std::vector<tidal_policy_part> split; // the chain's split over devices, for its own placement only
     if (!decision) {
-        owned.emplace(chain_->place(request));
+        owned.emplace(chain_->place(request, &split));
         if (owned->placement.flags & TIDAL_PLACEMENT_CACHEABLE)
             route = DecisionCache::store(generation_, key, *owned);
         decision = &*owned;
@@ -261,6 +267,14 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     for (uint32_t attempt = 1;; ++attempt) {
         try {
             AllocationRecord record = allocate_placed(request, *decision, stream);
+            if (!split.empty()) {
+                try {
+                    splits_->add(record, std::move(split));
+                } catch (...) {
+                    release_record(record);
+                    throw;
+                }
+            }
             registry_.insert(record);
             // A pooled block with nothing to apply (no advice, not over-aligned past what the
             // pool does itself) is all a later hit needs to know.
@@ -290,6 +304,7 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
                                  retry->placed_by, tidal_kind_name(retry->placement.kind), retry->placement.device));
             owned = std::move(*retry);
             decision = &*owned;
+            split.clear(); // the split was the failed placement's
         }
     }
 }
@@ -457,8 +472,11 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         elastic_->release(r.base);      // its chunks, reservation and host home
         return;
     }
-    if (TIDAL_KIND_IS_MANAGED(r.kind))
+    if (TIDAL_KIND_IS_MANAGED(r.kind)) {
         scheduler_->forget(r); // before its advice goes and its block finds a new owner
+        if (splits_->any())
+            splits_->remove(r);
+    }
     if (r.pooled) {
         release_record(r, stream); // a pool takes its block back without a runtime call that could fail
         return;
@@ -569,8 +587,10 @@ void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
                     fmt::format("coarse-grain advice on device {}, which has no fine/coarse-grained memory (AMD only)",
                                 r.runtime_device),
                     "leave TIDAL_ADVICE_COARSE_GRAIN out on this device");
-    runtime_->advise_bits(ptr, size, unset, AdviceAction::unset, r.runtime_device);
-    runtime_->advise_bits(ptr, size, set, AdviceAction::set, r.runtime_device);
+    // A split allocation's parts each name their own device (accessed-by, preferred location).
+    const uint32_t by_part = splits_->any() ? splits_->advise(r, ptr, size, set, unset) : 0u;
+    runtime_->advise_bits(ptr, size, unset & ~by_part, AdviceAction::unset, r.runtime_device);
+    runtime_->advise_bits(ptr, size, set & ~by_part, AdviceAction::set, r.runtime_device);
     // The record remembers it, so a free unsets it (and a pooled block's next owner starts
     // clean). A bit leaves the record only when the whole allocation lost it: advice unset on
     // part of it is still set on the rest, and a free that unsets it again costs nothing, while
@@ -682,6 +702,26 @@ uint64_t Context::policy_device_budget(const tidal_policy_system *system, int32_
     if (device < 0 || device >= s->device_count)
         return 0;
     return s->budgets[static_cast<size_t>(device)].load(std::memory_order_relaxed);
+}
+
+uint64_t Context::policy_device_free(const tidal_policy_system *system, int32_t device)
+{
+    const auto *s = static_cast<const PolicySystem *>(system);
+    if (device < 0 || device >= s->device_count)
+        return 0;
+    uint64_t free_bytes = 0, total_bytes = 0;
+    try {
+        s->device_runtime->mem_info(device, &free_bytes, &total_bytes);
+    } catch (const std::exception &) {
+        return 0; // a hook cannot take an exception: "nothing known free"
+    }
+    return free_bytes;
+}
+
+uint64_t Context::policy_device_resident(const tidal_policy_system *system, int32_t device)
+{
+    const auto *s = static_cast<const PolicySystem *>(system);
+    return s->scheduler ? s->scheduler->resident_now(device) : 0;
 }
 
 tidal_migration_stats Context::migration_stats(int32_t device) const

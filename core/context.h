@@ -14,6 +14,7 @@
 #include "elastic/elastic_residency.h"
 #include "elastic/elastic_space.h"
 #include "migration/migration_scheduler.h"
+#include "migration/split_placements.h"
 #include "policy/decision_cache.h"
 #include "policy/policy_chain.h"
 #include "pool/pool_set.h"
@@ -118,14 +119,19 @@ private:
     // scheduler's, which policy hooks called under the scheduler's lock can read too.
     struct PolicySystem : tidal_policy_system {
         std::unique_ptr<std::atomic<uint64_t>[]> budgets; // device_count entries
+        Runtime *device_runtime = nullptr;                 // device_free
+        const MigrationScheduler *scheduler = nullptr;     // device_resident; set once it exists
     };
     static uint64_t policy_device_budget(const tidal_policy_system *system, int32_t device);
+    static uint64_t policy_device_free(const tidal_policy_system *system, int32_t device);
+    static uint64_t policy_device_resident(const tidal_policy_system *system, int32_t device);
     PolicySystem policy_system_{};
     std::unique_ptr<PolicyChain> chain_;
     uint64_t generation_; // this context's key in the per-thread DecisionCache
     std::unique_ptr<EventPool> events_;    // outlives the pools' oracles and the scheduler
     std::unique_ptr<pool::PoolSet> pools_; // after runtime_: destroyed before it
     std::unique_ptr<MigrationScheduler> scheduler_;
+    std::unique_ptr<SplitPlacements> splits_; // after scheduler_: destroyed before it
     AllocationRegistry registry_;
     std::unique_ptr<CheckRunner> checks_; // after registry_ and runtime_: destroyed before them
     std::unique_ptr<PeerMatrix> peers_;   // before copies_, which enables pairs through it

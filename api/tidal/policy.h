@@ -138,6 +138,14 @@ typedef struct tidal_policy_system {
      * both arrays by element[0].struct_size. */
     const tidal_policy_device_topology *topology; /* device_count entries */
     const tidal_policy_peer *peers; /* device_count * device_count: [device * device_count + peer] */
+    /* Appended for several devices (issue 16; read only when struct_size covers them; never
+     * NULL when covered; 0 for a bad index; safe from any thread). The device's free memory
+     * now, as the runtime reports it (cudaMemGetInfo / hipMemGetInfo; the simulated device's
+     * capacity less what is allocated). */
+    uint64_t (*device_free)(const struct tidal_policy_system *system, int32_t device);
+    /* The managed bytes tidal keeps resident on the device, as of the end of the last
+     * declaration or prefetch: device_budget() less this is the budget's headroom. */
+    uint64_t (*device_resident)(const struct tidal_policy_system *system, int32_t device);
 } tidal_policy_system;
 
 /* -------------------------------------------------------------------------------------
@@ -178,7 +186,27 @@ typedef struct tidal_placement {
     uint32_t advice;        /* TIDAL_ADVICE_*; only managed kinds take advice */
     char reason[128];       /* optional, for logs and REFUSE messages */
     uint32_t flags;         /* TIDAL_PLACEMENT_*; 0 = pooled when [pool] enabled = true */
+    /* Appended for several devices (issue 16): a split of a managed allocation over devices,
+     * read from `place` answers only. `parts` points at `part_count` parts the plugin owns,
+     * valid until the hook returns; 0 parts: no split. The parts must cover the allocation:
+     * in address order, the first at offset 0, each beginning where the one before ends, the
+     * last ending at the request's size, none empty, each on a device index. Each part gets
+     * preferred-location and accessed-by advice for its own device, and tidal's residency
+     * units are cut at the parts' edges, so a declaration of a part moves it to its device
+     * only. A split that does not cover the allocation fails the tidal_alloc with
+     * TIDAL_ERROR_INVALID_ARGUMENT naming the plugin; one on another kind, or naming no
+     * device, with TIDAL_ERROR_PLUGIN. A split answer is never cached. */
+    const struct tidal_policy_part *parts;
+    size_t part_count;
 } tidal_placement;
+
+/* One part of a split (tidal_placement.parts): [offset, offset + size) of the allocation. */
+typedef struct tidal_policy_part {
+    size_t struct_size;     /* sizeof(tidal_policy_part); parts are stepped by the first one's */
+    size_t offset;
+    size_t size;
+    int32_t device;         /* a device index */
+} tidal_policy_part;
 
 typedef enum tidal_operation {
     TIDAL_OP_ALLOC = 1,

@@ -310,7 +310,8 @@ TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, si
 
 /*! tidal_advise() : sets the TIDAL_ADVICE_* bits `set` and clears the bits `unset` on
  *  [ptr, ptr+size) of one managed allocation (PREFERRED_DEVICE and ACCESSED_BY_DEVICE name
- *  the allocation's device). The allocation remembers its advice: what is set when it is freed
+ *  the allocation's device; on an allocation a policy split over devices, each part's own
+ *  device: see tidal_placement.parts in policy.h). The allocation remembers its advice: what is set when it is freed
  *  is unset first (coarse-grain included), and a pooled block gets its new owner's advice.
  *  Memory of other kinds takes no advice: the call succeeds as a counted no-op.
  *  @return UNKNOWN_POINTER, INVALID_ARGUMENT (size 0, range past the allocation, unknown

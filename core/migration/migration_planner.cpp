@@ -18,15 +18,24 @@ std::vector<uintptr_t> DevicePlan::keep() const
     return starts;
 }
 
-std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r) const
+std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r, const Tiling &tiling) const
 {
     std::vector<UnitSpan> spans;
     if (r.size == 0)
         return spans;
     const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
     const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
-    for (uint64_t i = lo / chunk_; i * chunk_ < hi; ++i)
-        spans.push_back({base + i * chunk_, static_cast<size_t>(std::min<uint64_t>(chunk_, r.owner.size - i * chunk_))});
+    for (uint64_t i = lo / chunk_; i * chunk_ < hi; ++i) {
+        const UnitSpan window{base + i * chunk_, static_cast<size_t>(std::min<uint64_t>(chunk_, r.owner.size - i * chunk_))};
+        const std::vector<UnitSpan> tiles = tiling ? tiling(window.start, window.size) : std::vector<UnitSpan>{};
+        if (tiles.empty()) {
+            spans.push_back(window);
+            continue;
+        }
+        for (const UnitSpan &t : tiles)
+            if (t.start < base + hi && t.start + t.size > base + lo)
+                spans.push_back(t);
+    }
     return spans;
 }
 
@@ -48,12 +57,13 @@ tidal_prefetch_request MigrationPlanner::request(const DeclaredRange &r, bool lo
     return req;
 }
 
-void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const
+void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident,
+                           const Tiling &tiling) const
 {
     const PrefetchDecision decision = chain_.plan_prefetch(request(r, lookahead));
     if (decision.plan.action == TIDAL_PREFETCH_SKIP)
         return;
-    for (const UnitSpan &u : units(r)) {
+    for (const UnitSpan &u : units(r, tiling)) {
         if (auto s = plan.seen.find(u.start); s != plan.seen.end()) {
             plan.devices[s->second.first].needs[s->second.second].advice_set |= decision.plan.advice_set;
             continue;
@@ -71,10 +81,10 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
     }
 }
 
-DevicePlan MigrationPlanner::plan_prefetch(const DeclaredRange &r, const Residency &resident) const
+DevicePlan MigrationPlanner::plan_prefetch(const DeclaredRange &r, const Residency &resident, const Tiling &tiling) const
 {
     DevicePlan plan{r.device, {}, 0, {}};
-    for (const UnitSpan &u : units(r)) {
+    for (const UnitSpan &u : units(r, tiling)) {
         const bool move = !resident(u.start, r.device);
         plan.needs.push_back(Need{u.start, u.size, &r, 0, 0, move});
         plan.incoming += move ? u.size : 0;

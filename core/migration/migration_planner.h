@@ -5,7 +5,8 @@
 // own, so that it can be tested without a device (tests/unit/test_migration_planner.cpp).
 //
 // A unit is a [migration] chunk_size window aligned to its allocation's start (the last one
-// of an allocation may be shorter). The planner does not care what kind of residency a unit
+// of an allocation may be shorter), or a piece of one where declarations named different
+// devices for its bytes (migration/unit_split.h: the scheduler cuts them). The planner does not care what kind of residency a unit
 // has (managed pages today): moving units is the scheduler's queue step.
 #pragma once
 
@@ -91,6 +92,9 @@ class MigrationPlanner {
 public:
     // Whether tidal made the unit at `start` resident on `device`.
     using Residency = std::function<bool(uintptr_t start, int32_t device)>;
+    // The units tiling the window [start, start + size), in address order; empty when the
+    // window is untracked (it is then one unit). Empty function: every window is untracked.
+    using Tiling = std::function<std::vector<UnitSpan>(uintptr_t start, size_t size)>;
 
     // `chain` and `system` must outlive the planner; `chunk_size` > 0.
     MigrationPlanner(const PolicyChain &chain, const tidal_policy_system *system, uint64_t chunk_size)
@@ -100,16 +104,17 @@ public:
 
     uint64_t chunk_size() const noexcept { return chunk_; }
     // The units [r.ptr, r.ptr + r.size) touches, in address order (none for an empty range).
-    std::vector<UnitSpan> units(const DeclaredRange &r) const;
+    std::vector<UnitSpan> units(const DeclaredRange &r, const Tiling &tiling = {}) const;
 
     // What the chain's plan_prefetch is asked about a declared range.
     tidal_prefetch_request request(const DeclaredRange &r, bool lookahead) const;
     // Adds a declared device range to `plan` as the chain's plan_prefetch decides (skip:
     // nothing). `r` must outlive `plan`. Throws the chain's TIDAL_ERROR_PLUGIN.
-    void add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident) const;
+    void add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident,
+             const Tiling &tiling = {}) const;
     // An explicit prefetch to a device: every unit of the range, no plan asked. `r` must
     // outlive the result.
-    DevicePlan plan_prefetch(const DeclaredRange &r, const Residency &resident) const;
+    DevicePlan plan_prefetch(const DeclaredRange &r, const Residency &resident, const Tiling &tiling = {}) const;
 
     // Bytes by which `incoming` more would put a device over `budget` (0 = no budget): 0 when they fit.
     static uint64_t excess(uint64_t budget, uint64_t resident, uint64_t incoming) noexcept

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "log/logger.h"
+#include "migration/unit_split.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -55,6 +56,7 @@ MigrationScheduler::MigrationScheduler(Runtime &runtime, EventPool &events, cons
       planner_(chain, system, settings_.chunk_size)
 {
     devices_.resize(static_cast<size_t>(std::max(runtime.device_count(), 0)));
+    resident_now_ = std::make_unique<std::atomic<uint64_t>[]>(devices_.size());
     for (DeviceState &d : devices_) {
         d.budget = settings_.budget;
         d.stats.struct_size = sizeof(d.stats);
@@ -166,6 +168,133 @@ MigrationPlanner::Residency MigrationScheduler::residency() const
     };
 }
 
+MigrationPlanner::Tiling MigrationScheduler::tiling() const
+{
+    return [this](uintptr_t start, size_t size) {
+        std::vector<UnitSpan> tiles;
+        for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + size; ++it)
+            tiles.push_back(UnitSpan{it->first, it->second.size});
+        return tiles;
+    };
+}
+
+MigrationScheduler::Unit &MigrationScheduler::make_unit(uintptr_t start, size_t size, const AllocationRecord &owner)
+{
+    auto [it, inserted] = units_.try_emplace(start);
+    Unit &u = it->second;
+    if (inserted) {
+        u.id = next_id_++;
+        u.size = size;
+        u.hints = owner.hints;
+        u.advice = owner.advice;
+        u.alloc_device = owner.runtime_device;
+        u.tag = owner.tag;
+        tracked_.store(units_.size(), std::memory_order_relaxed);
+    }
+    return u;
+}
+
+void MigrationScheduler::split_unit(std::map<uintptr_t, Unit>::iterator it, uintptr_t at)
+{
+    Unit &left = it->second;
+    Unit right = left;
+    right.id = next_id_++;
+    right.size = it->first + left.size - at;
+    left.size = at - it->first;
+    const UnitRef was{it->first, left.id}, now{at, right.id};
+    auto rename = [&](std::vector<UnitRef> &refs) {
+        for (size_t i = 0, n = refs.size(); i < n; ++i)
+            if (refs[i].start == was.start && refs[i].id == was.id)
+                refs.push_back(now);
+    };
+    for (auto &[stream, phases] : phases_) {
+        rename(phases.current);
+        rename(phases.lookahead);
+        for (Closing &c : phases.closing)
+            rename(c.units);
+    }
+    units_.emplace(at, std::move(right));
+    tracked_.store(units_.size(), std::memory_order_relaxed);
+}
+
+void MigrationScheduler::split(const AllocationRecord &owner, const std::vector<tidal_policy_part> &parts)
+{
+    std::vector<DeclaredRange> ranges;
+    for (const tidal_policy_part &p : parts)
+        ranges.push_back(DeclaredRange{owner, static_cast<const char *>(owner.base) + p.offset, p.size, p.device});
+    std::lock_guard lock(mutex_);
+    cut_units(ranges, true);
+}
+
+uint64_t MigrationScheduler::resident_now(int32_t d) const noexcept
+{
+    return d >= 0 && static_cast<size_t>(d) < devices_.size()
+               ? resident_now_[static_cast<size_t>(d)].load(std::memory_order_relaxed)
+               : 0;
+}
+
+void MigrationScheduler::publish_resident() noexcept
+{
+    for (size_t d = 0; d < devices_.size(); ++d)
+        resident_now_[d].store(devices_[d].resident, std::memory_order_relaxed);
+}
+
+void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges, bool homes)
+{
+    struct Window {
+        size_t size;
+        const DeclaredRange *first;
+        std::vector<UnitClaim> claims;
+    };
+    std::map<uintptr_t, Window> windows;
+    for (const DeclaredRange &r : ranges) {
+        if (r.device < 0 || r.size == 0)
+            continue;
+        device(r.device); // validates the index before anything is cut
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(r.ptr), hi = lo + r.size;
+        for (const UnitSpan &w : planner_.units(r)) { // whole windows: no tiling asked
+            auto [it, inserted] = windows.try_emplace(w.start, Window{w.size, &r, {}});
+            it->second.claims.push_back(UnitClaim{std::max(lo, w.start), std::min(hi, w.start + w.size), r.device});
+        }
+    }
+    for (auto &[start, w] : windows) {
+        std::vector<UnitClaim> existing;
+        bool mixed = false;
+        for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + w.size; ++it) {
+            existing.push_back(UnitClaim{it->first, it->first + it->second.size, it->second.device});
+            mixed = mixed || (it->second.device >= 0 && it->second.device != w.claims.front().device);
+        }
+        for (const UnitClaim &c : w.claims)
+            mixed = mixed || c.device != w.claims.front().device;
+        if (!mixed && !homes)
+            continue; // the common case: one device for the whole window
+        const std::vector<uintptr_t> cuts = unit_cuts(start, start + w.size, w.claims, existing);
+        if (cuts.empty() && !homes)
+            continue;
+        if (existing.empty()) {
+            uintptr_t at = start;
+            for (uintptr_t c : cuts) {
+                make_unit(at, c - at, w.first->owner);
+                at = c;
+            }
+            make_unit(at, start + w.size - at, w.first->owner);
+        } else {
+            for (uintptr_t c : cuts) {
+                auto it = std::prev(units_.upper_bound(c));
+                if (it->first != c)
+                    split_unit(it, c);
+            }
+        }
+        if (homes)
+            for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + w.size; ++it)
+                for (const UnitClaim &c : w.claims)
+                    if (c.lo <= it->first && it->first < c.hi) {
+                        it->second.alloc_device = c.device;
+                        break;
+                    }
+    }
+}
+
 std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
 {
     std::vector<ResidentUnit> resident;
@@ -210,7 +339,7 @@ DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &range
         if (r.owner.kind == TIDAL_KIND_ELASTIC)
             plan_chunks(plan, r);
         else
-            planner_.add(plan, r, lookahead, resident);
+            planner_.add(plan, r, lookahead, resident, tiling());
     }
     return plan;
 }
@@ -315,17 +444,7 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
 
 MigrationScheduler::Unit &MigrationScheduler::adopt(uintptr_t start, size_t size, const DeclaredRange &range)
 {
-    auto [it, inserted] = units_.try_emplace(start);
-    Unit &u = it->second;
-    if (inserted) {
-        u.id = next_id_++;
-        u.size = size;
-        u.hints = range.owner.hints;
-        u.advice = range.owner.advice;
-        u.alloc_device = range.owner.runtime_device;
-        u.tag = range.owner.tag;
-        tracked_.store(units_.size(), std::memory_order_relaxed);
-    }
+    Unit &u = make_unit(start, size, range.owner);
     if (u.device != range.device) {
         if (u.device >= 0)
             devices_[static_cast<size_t>(u.device)].resident -= u.size;
@@ -538,6 +657,7 @@ struct MigrationScheduler::Call {
         // (that one is the status; the steps are still submitted).
         ~Submit() noexcept(false)
         {
+            s.publish_resident();
             if (std::uncaught_exceptions() > unwinding) {
                 try {
                     s.submit_steps();
@@ -572,6 +692,7 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
         close_phase(stream, phases, event_device);
     }
     std::vector<std::shared_ptr<Batch>> waits = bring_home(ranges);
+    cut_units(ranges);
     DeclarationPlan planned = plan(ranges, lookahead);
     // Every device's budget holds for all of it before anything moves.
     for (const DevicePlan &p : planned.devices)
@@ -631,7 +752,7 @@ void MigrationScheduler::order_after_moves_of(const DeclaredRange &r)
     // them (one wait per batch; a completed one costs the runtime nothing, and the simulated
     // device, whose queries always say complete, needs the wait to start the call after the move).
     std::vector<std::shared_ptr<Batch>> moves;
-    for (const UnitSpan &s : planner_.units(r))
+    for (const UnitSpan &s : planner_.units(r, tiling()))
         if (auto it = units_.find(s.start); it != units_.end() && it->second.ready &&
                                             std::find(moves.begin(), moves.end(), it->second.ready) == moves.end())
             moves.push_back(it->second.ready);
@@ -667,13 +788,14 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     };
     if (r.device == TIDAL_DEVICE_HOST) {
         issue();
-        for (const UnitSpan &s : planner_.units(r))
+        for (const UnitSpan &s : planner_.units(r, tiling()))
             if (auto it = units_.find(s.start); it != units_.end() && it->second.device >= 0)
                 leave_device(it->second);
         return;
     }
     DeviceState &ds = device(r.device);
-    const DevicePlan planned = planner_.plan_prefetch(r, residency());
+    cut_units({r});
+    const DevicePlan planned = planner_.plan_prefetch(r, residency(), tiling());
     make_room(planned);
     if (!ds.chunk_victims.empty()) {
         DevicePlan victims_only;
@@ -737,6 +859,7 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
         it = units_.erase(it);
     }
     tracked_.store(units_.size(), std::memory_order_relaxed);
+    publish_resident();
     if (queued) {
         try {
             submit_steps();

@@ -85,6 +85,14 @@ public:
     // Before tidal_copy, offload, restore or a check kernel on elastic memory in [lo, hi): the
     // moves queued on it are issued, and `stream` waits for those still in flight.
     void settle(uintptr_t lo, uintptr_t hi, void *stream);
+    // A managed allocation split over devices (tidal_placement.parts, validated): its units are
+    // cut at the parts' edges now, each piece's home being its part's device (advice the
+    // scheduler sets names it), so that each part's later declarations move that part only.
+    void split(const AllocationRecord &owner, const std::vector<tidal_policy_part> &parts);
+    // The managed bytes resident on `device` as of the end of the last call; any thread, no
+    // lock (policy hooks the scheduler calls under its lock read it: device_resident). 0 for
+    // a bad index.
+    uint64_t resident_now(int32_t device) const noexcept;
 
     void set_budget(int32_t device, uint64_t bytes);
     void count_noop(int32_t device) noexcept;
@@ -179,6 +187,16 @@ private:
     uint64_t resident_total(int32_t d) const;
 
     MigrationPlanner::Residency residency() const;
+    MigrationPlanner::Tiling tiling() const;
+    // Cuts units where the device ranges of one call name different devices than the bytes
+    // around them (migration/unit_split.h), before the call is planned.
+    // `homes`: new and cut units take their range's device as their home (a split's parts).
+    void cut_units(const std::vector<DeclaredRange> &ranges, bool homes = false);
+    void publish_resident() noexcept;
+    // The unit at `it` ends at `at`; a new unit with its state begins there, named wherever
+    // the old one is (phases, lookaheads), so protection ends for both pieces together.
+    void split_unit(std::map<uintptr_t, Unit>::iterator it, uintptr_t at);
+    Unit &make_unit(uintptr_t start, size_t size, const AllocationRecord &owner);
     std::vector<ResidentUnit> resident_units(int32_t d) const;
     // One runtime prefetch of [ptr, ptr + size) to `location` on migration stream `ms`, for a
     // worker; `what` formats the error's description from (size, ptr, d).
@@ -201,6 +219,7 @@ private:
     std::map<uintptr_t, Unit> units_; // by start address
     std::unordered_map<void *, StreamPhases> phases_;
     std::vector<DeviceState> devices_;
+    std::unique_ptr<std::atomic<uint64_t>[]> resident_now_; // copies of devices_[d].resident
     uint64_t clock_ = 0;
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock

@@ -177,7 +177,54 @@ void PolicyChain::validate(const tidal_placement &p, const char *plugin) const
                     "use device or managed memory on this device");
 }
 
-Decision PolicyChain::place(const tidal_place_request &request) const
+std::vector<tidal_policy_part> PolicyChain::read_split(const tidal_placement &p, size_t size, const char *plugin) const
+{
+    std::vector<tidal_policy_part> parts;
+    if (!TIDAL_COVERS(p.struct_size, tidal_placement, part_count) || p.part_count == 0)
+        return parts;
+    if (p.parts == nullptr || p.parts[0].struct_size < offsetof(tidal_policy_part, device) + sizeof(int32_t))
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("policy '{}' answered a split of {} parts without readable parts (NULL, or a "
+                                "struct_size too small)", plugin, p.part_count),
+                    "point `parts` at tidal_policy_part entries with struct_size set");
+    if (!TIDAL_KIND_IS_MANAGED(p.kind))
+        throw Error(TIDAL_ERROR_PLUGIN,
+                    fmt::format("policy '{}' split {} memory over devices; only managed kinds can be split", plugin,
+                                tidal_kind_name(p.kind)),
+                    "split managed allocations only");
+    const size_t stride = p.parts[0].struct_size;
+    size_t end = 0;
+    for (size_t i = 0; i < p.part_count; ++i) {
+        tidal_policy_part part{};
+        std::memcpy(&part, reinterpret_cast<const char *>(p.parts) + i * stride,
+                    std::min(stride, sizeof(tidal_policy_part)));
+        if (part.device < 0 || part.device >= system_->device_count)
+            throw Error(TIDAL_ERROR_PLUGIN,
+                        fmt::format("policy '{}' put part {} of a split on device {}; the system has {} device(s)", plugin,
+                                    i, part.device, system_->device_count),
+                        "name a device index for every part");
+        if (part.offset != end || part.size == 0 || part.size > size - end)
+            throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                        fmt::format("policy '{}' split the allocation of {} bytes into parts that do not cover it: part "
+                                    "{} is [{}, +{}) where [{}, ...) was next",
+                                    plugin, size, i, part.offset, part.size, end),
+                        "parts must follow each other from offset 0 to the allocation's size, none empty (check the "
+                        "policy's part sizes against the allocation)");
+        end += part.size;
+        part.struct_size = sizeof(part);
+        parts.push_back(part);
+    }
+    if (end != size)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("policy '{}' split the allocation of {} bytes into parts that do not cover it: they end "
+                                "at {}",
+                                plugin, size, end),
+                    "parts must follow each other from offset 0 to the allocation's size (check the policy's part "
+                    "sizes against the allocation)");
+    return parts;
+}
+
+Decision PolicyChain::place(const tidal_place_request &request, std::vector<tidal_policy_part> *split) const
 {
     tidal_placement blank{};
     blank.struct_size = sizeof(blank);
@@ -200,7 +247,18 @@ Decision PolicyChain::place(const tidal_place_request &request) const
                                                         static_cast<int>(answer->verdict)),
                         "a policy answers DEFER, DECIDED or REFUSE");
         validate(answer->out, answer->plugin->name().c_str());
+        std::vector<tidal_policy_part> parts = read_split(answer->out, request.size, answer->plugin->name().c_str());
         decision = Decision{answer->out, answer->plugin->name().c_str()};
+        decision.placement.parts = nullptr; // the plugin's memory: only `split` carries them on
+        decision.placement.part_count = 0;
+        if (!parts.empty()) {
+            if (!split)
+                throw Error(TIDAL_ERROR_PLUGIN,
+                            fmt::format("{} answered a split where none can be taken", who),
+                            "split allocations in place answers only");
+            decision.placement.flags &= ~TIDAL_PLACEMENT_CACHEABLE;
+            *split = std::move(parts);
+        }
     } else {
         decision = Decision{CoreDefaults::place(request), CoreDefaults::kName};
         validate(decision.placement, nullptr);
@@ -229,7 +287,10 @@ std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) con
                                 answer->verdict, raw(out.action)),
                     "recover answers DEFER, or DECIDED with FAIL, or RETRY for an allocation");
     validate(out.placement, answer->plugin->name().c_str());
-    return Decision{out.placement, answer->plugin->name().c_str()};
+    Decision retry{out.placement, answer->plugin->name().c_str()};
+    retry.placement.parts = nullptr; // a retry is never split: parts are read from place answers only
+    retry.placement.part_count = 0;
+    return retry;
 }
 
 PrefetchDecision PolicyChain::plan_prefetch(const tidal_prefetch_request &request) const

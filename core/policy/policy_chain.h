@@ -31,7 +31,9 @@ public:
 
     // The validated placement for a request. Throws TIDAL_ERROR_PLUGIN for a malformed answer
     // or a refusal, TIDAL_ERROR_NOT_SUPPORTED when the device cannot do what was decided.
-    Decision place(const tidal_place_request &request) const;
+    // `split`, when given, gets the decider's split over devices (tidal_placement.parts),
+    // validated; a decision with a split is never CACHEABLE. Without `split` one is refused.
+    Decision place(const tidal_place_request &request, std::vector<tidal_policy_part> *split = nullptr) const;
     // A validated retry placement, or nullopt when the chain says to fail.
     std::optional<Decision> recover(const tidal_error_event &event) const;
     // A validated prefetch plan; the core's default migrates with the configured chunk size.
@@ -46,6 +48,8 @@ public:
 private:
     // `plugin`: the deciding plugin's name, or nullptr for the core defaults (the request).
     void validate(const tidal_placement &p, const char *plugin) const;
+    // The split of a DECIDED placement of `size` bytes, checked (see tidal_placement.parts).
+    std::vector<tidal_policy_part> read_split(const tidal_placement &p, size_t size, const char *plugin) const;
     static std::filesystem::path locate(const Settings &settings, const std::string &name, size_t index);
 
     const tidal_policy_system *system_;

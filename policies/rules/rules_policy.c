@@ -24,6 +24,8 @@
 
 #include "tidal/policy.h"
 
+#include "../common/option_keys.h"
+
 typedef struct rule {
     const char *tag; /* NULL: any */
     uint64_t min_size, max_size;
@@ -101,28 +103,6 @@ static uint32_t read_bits(const tidal_options_api *api, const tidal_options *vie
     return bits;
 }
 
-static int check_keys(const tidal_options_api *api, const tidal_options *view, const char *const *allowed)
-{
-    int ok = 1;
-    for (size_t i = 0; i < api->key_count(view); ++i) {
-        const char *key = api->key_at(view, i);
-        const char *const *a = allowed;
-        while (*a && strcmp(*a, key) != 0)
-            ++a;
-        if (!*a) {
-            char msg[256];
-            int len = snprintf(msg, sizeof msg, "unknown key '%s' in a rule (accepted:", key);
-            for (a = allowed; *a && len > 0 && (size_t)len < sizeof msg; ++a)
-                len += snprintf(msg + len, sizeof msg - (size_t)len, " %s", *a);
-            if (len > 0 && (size_t)len < sizeof msg - 1)
-                snprintf(msg + len, sizeof msg - (size_t)len, ")");
-            api->error(view, key, msg);
-            ok = 0;
-        }
-    }
-    return ok;
-}
-
 static int read_rule(const tidal_options_api *api, const tidal_options *view, rule *r)
 {
     const char *s = NULL;
@@ -130,7 +110,7 @@ static int read_rule(const tidal_options_api *api, const tidal_options *view, ru
     memset(r, 0, sizeof *r);
     r->max_size = UINT64_MAX;
     r->device = TIDAL_DEVICE_DEFAULT;
-    if (!check_keys(api, view, rule_keys))
+    if (!tidal_plugin_check_keys(api, view, rule_keys, "a rule"))
         return 0;
     if (api->get_string(view, "tag", &s) == TIDAL_OK)
         r->tag = s;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "runtime/sim/sim_host_block.h"
 #include "runtime/sim/sim_page_residency.h"
@@ -12,14 +13,22 @@ namespace tidal::sim {
 
 inline constexpr int32_t kNoLocation = -2; // "none" / "unknown" in advice and range attributes
 
-// Advice is kept per allocation, not per page: the core advises whole allocations (pooled
-// blocks are re-advised when handed out again), so per-page advice would only cost memory.
+// Read-mostly and coherency advice are kept per allocation (the core gives them to whole
+// allocations); preferred location, accessed-by and the last prefetch per page, as the vendors
+// keep them, because a split allocation's parts name different devices (issue 16).
 struct ManagedAdvice {
+    struct PageAdvice {
+        int32_t preferred = kNoLocation; // device, -1 host, -2 none
+        PageMask accessed_by;            // the locations that map the page
+    };
     bool read_mostly = false;
-    int32_t preferred = kNoLocation;     // device, -1 host, -2 none
-    PageMask accessed_by;                // the locations that map the range
+    std::vector<PageAdvice> pages;       // empty until the first such advice: none anywhere
     bool coarse = false;                 // AMD coherency mode (MANAGED_COARSE starts coarse)
-    int32_t last_prefetch = kNoLocation; // device, -1 host, -2 never prefetched
+
+    PageAdvice at(std::size_t page) const { return pages.empty() ? PageAdvice{} : pages[page]; }
+    // Per page, as the vendors keep it (a split allocation's parts are prefetched to different
+    // devices): device, -1 host, -2 never prefetched. Empty until the first prefetch.
+    std::vector<int32_t> last_prefetch;
 };
 
 struct SimAllocation {

@@ -102,9 +102,9 @@ double SimRuntime::apply_managed_access(int32_t device, SimAllocation &a, const 
             continue;
         }
         const bool duplicate = advice.read_mostly && !access.write;
-        const bool mapped = advice.accessed_by.has(device) ||
-                            (advice.preferred != kNoLocation && advice.preferred != device &&
-                             mask.has(advice.preferred));
+        const ManagedAdvice::PageAdvice here = advice.at(page);
+        const bool mapped = here.accessed_by.has(device) ||
+                            (here.preferred != kNoLocation && here.preferred != device && mask.has(here.preferred));
         if (xnack_ && (duplicate || !mapped)) {
             const uint64_t bytes = pages.page_bytes(page);
             if (fits(device, bytes)) {

@@ -65,7 +65,11 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
                                            : PageMask::at(TIDAL_RT_LOCATION_HOST));
         }
     }
-    a->advice.last_prefetch = location;
+    std::vector<int32_t> &last = a->advice.last_prefetch;
+    if (last.empty())
+        last.assign(pages.page_count(), kNoLocation);
+    std::fill(last.begin() + static_cast<std::ptrdiff_t>(range.first), last.begin() + static_cast<std::ptrdiff_t>(range.last),
+              location);
     const double duration = cost_.prefetch(h2d, d2h, peer, duplicated);
     if (h2d > 0 && location >= 0)
         clock_.run_on_link(s, duration, &link_h2d_[static_cast<std::size_t>(location)]);
@@ -102,7 +106,7 @@ int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t loc
             if (mask.copies() > 1) {
                 if (device < 0)
                     device = mask.first_device();
-                set_page(*a, page, collapse(mask, m.preferred));
+                set_page(*a, page, collapse(mask, m.at(page).preferred));
                 collapsed += pages.page_bytes(page);
             }
         }
@@ -114,19 +118,24 @@ int SimRuntime::advise(const void *ptr, size_t size, int32_t advice, int32_t loc
         return kSuccess;
     }
     case TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION:
-        if (!valid_location(location))
-            return kInvalidValue;
-        m.preferred = location;
-        return kSuccess;
     case TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION:
-        m.preferred = kNoLocation;
-        return kSuccess;
     case TIDAL_RT_ADVISE_SET_ACCESSED_BY:
     case TIDAL_RT_ADVISE_UNSET_ACCESSED_BY: {
-        if (!valid_location(location))
+        const bool needs_location = advice != TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION;
+        if (needs_location && !valid_location(location))
             return kInvalidValue;
-        m.accessed_by = advice == TIDAL_RT_ADVISE_SET_ACCESSED_BY ? m.accessed_by.with(location)
-                                                                  : m.accessed_by.without(location);
+        const auto range = a->pages->pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        if (m.pages.empty())
+            m.pages.resize(a->pages->page_count());
+        for (std::size_t page = range.first; page < range.last; ++page) {
+            ManagedAdvice::PageAdvice &p = m.pages[page];
+            switch (advice) {
+            case TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION: p.preferred = location; break;
+            case TIDAL_RT_ADVISE_UNSET_PREFERRED_LOCATION: p.preferred = kNoLocation; break;
+            case TIDAL_RT_ADVISE_SET_ACCESSED_BY: p.accessed_by = p.accessed_by.with(location); break;
+            default: p.accessed_by = p.accessed_by.without(location); break;
+            }
+        }
         return kSuccess;
     }
     case TIDAL_RT_ADVISE_SET_COARSE_GRAIN:
@@ -165,8 +174,33 @@ int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t 
     if (!a->managed())
         return kInvalidValue;
     switch (attr) {
-    case TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION: *value = a->advice.last_prefetch; return kSuccess;
-    case TIDAL_RT_ATTR_PREFERRED_LOCATION: *value = a->advice.preferred; return kSuccess;
+    case TIDAL_RT_ATTR_LAST_PREFETCH_LOCATION: {
+        // The one location the range's prefetched pages were last prefetched to, else none
+        // (cudaMemRangeGetAttribute answers cudaInvalidDeviceId for a mixed range).
+        *value = kNoLocation;
+        const std::vector<int32_t> &last = a->advice.last_prefetch;
+        if (last.empty())
+            return kSuccess;
+        const auto range = a->pages->pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        bool mixed = false;
+        for (std::size_t page = range.first; page < range.last; ++page)
+            if (last[page] != kNoLocation) {
+                mixed = mixed || (*value != kNoLocation && last[page] != *value);
+                *value = last[page];
+            }
+        if (mixed)
+            *value = kNoLocation;
+        return kSuccess;
+    }
+    case TIDAL_RT_ATTR_PREFERRED_LOCATION: {
+        // One location when every page of the range prefers it, else none (as CUDA answers).
+        const auto range = a->pages->pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+        *value = a->advice.at(range.first).preferred;
+        for (std::size_t page = range.first; page < range.last; ++page)
+            if (a->advice.at(page).preferred != *value)
+                *value = kNoLocation;
+        return kSuccess;
+    }
     case TIDAL_RT_ATTR_READ_MOSTLY: *value = a->advice.read_mostly ? 1 : 0; return kSuccess;
     default: return kInvalidValue;
     }
