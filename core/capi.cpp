@@ -280,6 +280,7 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
         return s;
     return guarded(fn, [&] {
         const tidal::AllocationRecord r = ctx->impl.query(ptr);
+        const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r); // before any write: a failed query writes none
         // Every field of this library's struct, written once; struct_size is left as given.
         const auto fill = [&](tidal_pointer_info &out) {
             out.base = r.base;
@@ -292,7 +293,6 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
             std::memcpy(out.tag, r.tag, sizeof out.tag);
             std::strncpy(out.placed_by, r.placed_by, sizeof out.placed_by - 1); // NUL-padded
             out.placed_by[sizeof out.placed_by - 1] = '\0';
-            const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r);
             out.resident_bytes = b.resident;
             out.offloaded_bytes = b.offloaded;
             out.discarded_bytes = b.discarded;

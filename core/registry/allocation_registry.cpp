@@ -325,10 +325,6 @@ std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy 
     return std::nullopt;
 }
 
-bool AllocationRegistry::find(const void *p, AllocationRecord &out) const
-{
-    return find_interior(addr(p), out);
-}
 
 bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
 {

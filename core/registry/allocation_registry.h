@@ -65,7 +65,7 @@ public:
     std::optional<AllocationRecord> find(const void *p, Vacancy *vacancy = nullptr) const;
     // The same into the caller's record (left unspecified when false): a query copies the
     // record once, where the optional costs a copy more on the way out.
-    bool find(const void *p, AllocationRecord &out) const;
+    bool find(const void *p, AllocationRecord &out) const { return find_interior(reinterpret_cast<uintptr_t>(p), out); }
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
     Removal remove(const void *p, AllocationRecord *out);
