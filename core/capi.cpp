@@ -280,22 +280,29 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
         return s;
     return guarded(fn, [&] {
         const tidal::AllocationRecord r = ctx->impl.query(ptr);
-        tidal_pointer_info out = TIDAL_POINTER_INFO_INIT;
-        out.base = r.base;
-        out.size = r.size;
-        out.kind = r.kind;
-        out.device = r.device;
-        out.hints = r.hints;
-        out.advice = r.advice;
-        out.alignment = r.alignment;
-        std::memcpy(out.tag, r.tag, sizeof out.tag);
-        const size_t n = strnlen(r.placed_by, sizeof out.placed_by - 1);
-        std::memcpy(out.placed_by, r.placed_by, n);
-        out.placed_by[n] = '\0';
-        const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r);
-        out.resident_bytes = b.resident;
-        out.offloaded_bytes = b.offloaded;
-        out.discarded_bytes = b.discarded;
+        const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r); // before any write: a failed query writes none
+        // Every field of this library's struct, written once; struct_size is left as given.
+        const auto fill = [&](tidal_pointer_info &out) {
+            out.base = r.base;
+            out.size = r.size;
+            out.kind = r.kind;
+            out.device = r.device;
+            out.hints = r.hints;
+            out.advice = r.advice;
+            out.alignment = r.alignment;
+            std::memcpy(out.tag, r.tag, sizeof out.tag);
+            std::strncpy(out.placed_by, r.placed_by, sizeof out.placed_by - 1); // NUL-padded
+            out.placed_by[sizeof out.placed_by - 1] = '\0';
+            out.resident_bytes = b.resident;
+            out.offloaded_bytes = b.offloaded;
+            out.discarded_bytes = b.discarded;
+        };
+        if (given >= sizeof *info) [[likely]] { // straight into the caller's struct: no copy through a local
+            fill(*info);
+            return;
+        }
+        tidal_pointer_info out = TIDAL_POINTER_INFO_INIT; // an older, smaller struct
+        fill(out);
         tidal::abi::write_out(info, given, out);
     });
 }

@@ -523,11 +523,11 @@ int Context::free_vendor_pooled(const AllocationRecord &r, const pool::StreamHan
 
 AllocationRecord Context::query(const void *ptr) const
 {
-    auto r = registry_.find(ptr);
-    if (!r)
+    AllocationRecord r; // the one copy: returned in place (a single named result)
+    if (!registry_.find(ptr, r))
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not inside any live allocation of this context", ptr),
                     "query pointers tidal_alloc returned, before they are freed");
-    return *r;
+    return r;
 }
 
 AllocationRecord Context::range_owner(const void *ptr, size_t size) const

@@ -120,7 +120,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
             std::memmove(dst, src, size); // in order, as memmove promises: never the parallel memcpy
         else
             workers_.copy(dst, src, size); // host to host: no runtime involved
-        host_.fetch_add(1, std::memory_order_relaxed);
+        host_.add();
         return;
     }
     if (overlap) // the runtime's copies, like memcpy, leave overlapping ranges undefined
@@ -343,7 +343,7 @@ CopyEngine::Counters CopyEngine::counters() const
     c.direct = direct_.load(std::memory_order_relaxed);
     c.staged_h2d = staged_h2d_.load(std::memory_order_relaxed);
     c.staged_d2h = staged_d2h_.load(std::memory_order_relaxed);
-    c.host = host_.load(std::memory_order_relaxed);
+    c.host = host_.load();
     c.peer = peer_.load(std::memory_order_relaxed);
     c.staged_peer = staged_peer_.load(std::memory_order_relaxed);
     return c;

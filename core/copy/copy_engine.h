@@ -18,6 +18,7 @@
 
 #include "config/settings.h"
 #include "copy/host_workers.h"
+#include "copy/sharded_counter.h"
 #include "registry/allocation_registry.h"
 #include "runtime/peer_matrix.h"
 #include "runtime/runtime.h"
@@ -102,7 +103,8 @@ private:
     std::map<uintptr_t, size_t> registrations_; // base -> size
 
     // Bumped by every copy from any thread: atomics, not a mutex all copies would queue on.
-    std::atomic<uint64_t> direct_{0}, staged_h2d_{0}, staged_d2h_{0}, host_{0}, peer_{0}, staged_peer_{0};
+    std::atomic<uint64_t> direct_{0}, staged_h2d_{0}, staged_d2h_{0}, peer_{0}, staged_peer_{0};
+    ShardedCounter host_; // bumped by every host-to-host copy, which threads run at once without a lock
 };
 
 } // namespace tidal

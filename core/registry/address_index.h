@@ -10,8 +10,9 @@
 //    covers, and per granule only at its ragged ends: at most about 1 000 stores for any size
 //    (a 1 GiB allocation writes 64 + the granules of its first and last partial blocks).
 // A lookup reads the bucket of its granule, then the three covers of its address.
-//  * page hints: per 4 KiB page of the granule, the item last found there through the
-//    bucket. An interior query of a page seen before reads the granule's entry and the item,
+//  * page hints: per 4 KiB page of the granule, the two items last found there through the
+//    bucket (two, so that a copy between two small blocks of one page finds both ends without
+//    a lock; with one, each end displaced the other's hint and took the locked path). An interior query of a page seen before reads the granule's entry and the item,
 //    two cache lines where the bucket search is four to six; at 10^6 live allocations each
 //    line is a miss. A hint is only a guess the reader checks (the item still live, and
 //    containing the address): a new item names itself in the pages it covers, a lookup that
@@ -53,6 +54,7 @@ public:
     static constexpr uintptr_t kGranule = uintptr_t{1} << kGranuleBits;
     static constexpr unsigned kPageBits = 12; // the hints' page: one 4 KiB pooled block each
     static constexpr size_t kPages = size_t{1} << (kGranuleBits - kPageBits);
+    static constexpr size_t kHints = 2; // per page, newest first: 16 bytes, one cache line
 
     struct Member {
         uintptr_t base;
@@ -63,7 +65,7 @@ public:
     // Plain words reached through std::atomic_ref where shards meet (covers, leaf pointers), so
     // that calloc's zero pages are valid objects: a leaf costs memory only where touched.
     struct Granule {
-        T *pages[kPages]; // hints: an item of this granule's bucket overlapping the page, or null
+        T *pages[kPages][kHints]; // hints: items of this granule's bucket overlapping the page, or null
         Bucket *bucket;   // owned; the hints and the bucket are guarded by the owning shard's lock
         uintptr_t cover;
     };
@@ -127,20 +129,30 @@ public:
             return;
         const uintptr_t last = granule_of(base + size - 1) == granule_of(base) ? base + size - 1 : base | (kGranule - 1);
         for (size_t p = page_of(base); p <= page_of(last); ++p)
-            set_hint(g->pages[p], item);
+            push_hint(g->pages[p], item);
     }
     // Clears every hint of base's granule naming `item` (before it goes away). All of them, not
     // only those of its present pages: it may have been found while it was larger.
     void forget_hints(uintptr_t base, const T *item) noexcept
     {
         if (Granule *g = find_granule(base))
-            for (T *&h : g->pages)
-                if (h == item)
-                    set_hint(h, nullptr);
+            for (auto &page : g->pages)
+                for (T *&h : page)
+                    if (h == item)
+                        set_hint(h, nullptr);
     }
     // Hints are written under the owning shard's lock but read without it (a reader checks the
     // shard's sequence count around its read): one whole store, which such a reader loads once.
     static void set_hint(T *&h, T *item) noexcept { std::atomic_ref(h).store(item, std::memory_order_relaxed); }
+    // Makes `item` a page's newest hint; the older one is kept and the oldest forgotten.
+    static void push_hint(T *(&hints)[kHints], T *item) noexcept
+    {
+        static_assert(kHints == 2);
+        if (hints[0] == item)
+            return;
+        set_hint(hints[1], hints[0]);
+        set_hint(hints[0], item);
+    }
 
     // The bases that may contain `a` from an earlier granule: granule, 16 MiB block, 4 GiB block.
     std::array<uintptr_t, 3> covers(uintptr_t a) const noexcept

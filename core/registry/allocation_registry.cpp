@@ -185,11 +185,12 @@ AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRec
     Index::Granule *g = index_.find_granule(a);
     if (!g)
         return Answer::unknown;
-    Slot *&hint = g->pages[Index::page_of(a)];
-    if (hint && hint->live && hint->record.contains(reinterpret_cast<const void *>(a))) {
-        *out = hint->record; // the common case: a page queried before
-        return Answer::found;
-    }
+    Slot *(&hints)[Index::kHints] = g->pages[Index::page_of(a)];
+    for (const Slot *hint : hints)
+        if (hint && hint->live && hint->record.contains(reinterpret_cast<const void *>(a))) {
+            *out = hint->record; // the common case: a page queried before
+            return Answer::found;
+        }
     if (!g->bucket)
         return Answer::unknown;
     const Index::Bucket &bucket = *g->bucket;
@@ -204,7 +205,7 @@ AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRec
         if (!slot.live)
             continue;
         if (slot.record.contains(reinterpret_cast<const void *>(a))) {
-            Index::set_hint(hint, &slot); // written under the granule's shard lock, as the bucket is
+            Index::push_hint(hints, &slot); // written under the granule's shard lock, as the bucket is
             *out = slot.record;
             return Answer::found;
         }
@@ -253,13 +254,20 @@ AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_
     const Index::Granule *g = index_.find_granule(a);
     if (!g)
         return false;
-    const Slot *hint = *static_cast<const Slot *const volatile *>(&g->pages[Index::page_of(a)]);
-    if (!hint)
-        return false;
-    // Blocks smaller than a page share its hint, which names one of them: for the others, the
+    // Blocks smaller than a page share its hints, which name two of them: for the others, the
     // bucket answers (under the lock) without this reader copying a record it cannot use.
-    const auto base = reinterpret_cast<uintptr_t>(*static_cast<void *const volatile *>(&hint->record.base));
-    if (a - base >= *static_cast<const volatile size_t *>(&hint->record.size))
+    const Slot *hint = nullptr;
+    for (const Slot *const &h : g->pages[Index::page_of(a)]) {
+        const Slot *candidate = *static_cast<const Slot *const volatile *>(&h);
+        if (!candidate)
+            continue;
+        const auto base = reinterpret_cast<uintptr_t>(*static_cast<void *const volatile *>(&candidate->record.base));
+        if (a - base < *static_cast<const volatile size_t *>(&candidate->record.size)) {
+            hint = candidate;
+            break;
+        }
+    }
+    if (!hint)
         return false;
     // A hint's node stays a node of this registry's arena whatever happened to it since (nodes
     // are never given back), so these loads read mapped memory even when the hint is stale.
@@ -269,16 +277,15 @@ AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_
     return s.mutex.read_valid(seq) && live && out->contains(reinterpret_cast<const void *>(a));
 }
 
-std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, Vacancy *vacancy) const
+bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
 {
     if (unindexed_.load(std::memory_order_relaxed) || a >= Index::kLimit) [[unlikely]]
-        return scan_shards(a, vacancy);
-    AllocationRecord r;
+        return scan_into(a, r, vacancy);
     if (read_hinted(a, &r)) // the common case: a page queried (or allocated) before
-        return r;
+        return true;
     Vacancy around{(a >> Index::kGranuleBits) << Index::kGranuleBits, 0};
     switch (lookup(a, &r, &around, vacancy != nullptr)) {
-    case Answer::found: return r;
+    case Answer::found: return true;
     case Answer::absent: break;
     case Answer::unknown: {
         // Nothing live at or below `a` in its granule: what contains `a`, if anything, reaches
@@ -289,23 +296,35 @@ std::optional<AllocationRecord> AllocationRegistry::find_interior(uintptr_t a, V
             if (c == 0 || c > a || std::find(covers.begin(), covers.begin() + i, c) != covers.begin() + i)
                 continue;
             if (check_cover(c, a, &r, &around.begin) == Answer::found)
-                return r;
+                return true;
         }
         break;
     }
     }
     if (vacancy) {
         if (around.end == 0) // no live base above `a` in its granule: the next one may be anywhere
-            return scan_shards(a, vacancy);
+            return scan_into(a, r, vacancy);
         *vacancy = around;
     }
-    return std::nullopt;
+    return false;
+}
+
+bool AllocationRegistry::scan_into(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
+{
+    auto found = scan_shards(a, vacancy);
+    if (found)
+        r = *found;
+    return found.has_value();
 }
 
 std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy *vacancy) const
 {
-    return find_interior(addr(p), vacancy);
+    AllocationRecord r;
+    if (find_interior(addr(p), r, vacancy))
+        return r;
+    return std::nullopt;
 }
+
 
 bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
 {
@@ -344,9 +363,9 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
 [[gnu::noinline]] AllocationRegistry::Removal AllocationRegistry::remove_other(Shard &s, uintptr_t a,
                                                                              AllocationRecord *out)
 {
-    if (auto r = find_interior(a)) {
+    if (AllocationRecord r; find_interior(a, r)) {
         if (out)
-            *out = *r;
+            *out = r;
         return Removal::interior;
     }
     std::lock_guard lock(s.mutex);

@@ -63,6 +63,9 @@ public:
     // caller with many pointers in one foreign buffer asks once. Its end comes from the index
     // when a live allocation lies above `p` in p's granule; otherwise this asks every shard.
     std::optional<AllocationRecord> find(const void *p, Vacancy *vacancy = nullptr) const;
+    // The same into the caller's record (left unspecified when false): a query copies the
+    // record once, where the optional costs a copy more on the way out.
+    bool find(const void *p, AllocationRecord &out) const { return find_interior(reinterpret_cast<uintptr_t>(p), out); }
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
     Removal remove(const void *p, AllocationRecord *out);
@@ -141,7 +144,8 @@ private:
     Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around, bool want_end) const;
     // The exact base `c` (named by a cover) when live and containing `a`.
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
-    std::optional<AllocationRecord> find_interior(uintptr_t a, Vacancy *vacancy = nullptr) const;
+    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy = nullptr) const;
+    bool scan_into(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const; // scan_shards, into `out`
     // The record of the live allocation that a's page hint names, if it contains `a`, read
     // without a lock: false when there is no such hint or a writer of a's shard came by (then
     // lookup() decides, under the lock, and *out holds nothing of use). Two cache lines and the

@@ -133,6 +133,9 @@ static void test_query_untagged(void **state)
     assert_ok(tidal_pointer_query(ctx, ptr, &info));
     assert_string_equal(info.tag, "");
     assert_string_equal(info.placed_by, "core");
+    /* The struct is filled in place: the bytes after the name are cleared too, not left 'x'. */
+    for (size_t i = strlen(info.placed_by); i < sizeof info.placed_by; ++i)
+        assert_int_equal(info.placed_by[i], 0);
     assert_int_equal(info.hints, 0);
     assert_int_not_equal(info.kind, TIDAL_KIND_AUTO);
     assert_ok(tidal_free(ctx, ptr));

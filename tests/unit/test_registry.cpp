@@ -23,6 +23,52 @@ AllocationRecord record(uintptr_t base, size_t size)
     return r;
 }
 void *at(uintptr_t a) { return reinterpret_cast<void *>(a); }
+// One of two self-consistent records of one base for the torn-read tests: its size (`size`
+// or twice it), device, advice and every byte of its tag say which version it is.
+AllocationRecord version_of(uintptr_t base, size_t size, int v)
+{
+    AllocationRecord r = record(base, v ? 2 * size : size);
+    r.device = v;
+    r.advice = v ? 0xffffffffu : 0;
+    std::memset(r.tag, v ? 'b' : 'a', sizeof r.tag - 1);
+    return r;
+}
+// A record a reader got is one whole version, not a mix of the two.
+void require_one_version(const AllocationRecord &r, uintptr_t base, size_t size)
+{
+    const int v = r.size == 2 * size;
+    REQUIRE(r.base == at(base));
+    REQUIRE(r.device == v);
+    REQUIRE(r.advice == (v ? 0xffffffffu : 0u));
+    for (size_t c = 0; c + 1 < sizeof r.tag; ++c)
+        REQUIRE(r.tag[c] == (v ? 'b' : 'a'));
+}
+// Frees `base` and revives it as one version then the other while two readers call
+// read(i) for i = 0, 1, ... until each has found it (read returned true) 30 000 times.
+template <typename Read> void while_reviving(AllocationRegistry &reg, uintptr_t base, size_t size, Read read)
+{
+    reg.insert(version_of(base, size, 0));
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        for (int k = 0; !stop.load(); ++k) {
+            REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+            reg.insert(version_of(base, size, k % 2));
+        }
+    });
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 2; ++t)
+        readers.emplace_back([&] {
+            for (int i = 0, found = 0; found < 30000; ++i)
+                if (read(i))
+                    ++found;
+                else // between the free and the revival
+                    std::this_thread::yield(); // a preempted writer may hold it there for a while
+        });
+    for (auto &th : readers)
+        th.join();
+    stop = true;
+    writer.join();
+}
 } // namespace
 
 TEST_CASE("registry finds allocations by base and interior pointers")
@@ -468,27 +514,28 @@ TEST_CASE("index: page hints name an item in the pages of its base's granule onl
     REQUIRE(second != nullptr);
     CHECK(index.find_granule(g + kLeaf) == nullptr); // no leaf there: nothing made
     index.hint(g + 0x800, 0x2000, &a); // pages 0, 1 and 2, the last one partly
-    CHECK(first->pages[0] == &a);
-    CHECK(first->pages[1] == &a);
-    CHECK(first->pages[2] == &a);
-    CHECK(first->pages[3] == nullptr);
+    CHECK(first->pages[0][0] == &a);
+    CHECK(first->pages[1][0] == &a);
+    CHECK(first->pages[2][0] == &a);
+    CHECK(first->pages[3][0] == nullptr);
     index.hint(g + kGranule - 0x1800, kGranule, &b); // into the next granule: its own pages only
-    CHECK(first->pages[Index::kPages - 2] == &b);
-    CHECK(first->pages[Index::kPages - 1] == &b);
-    for (int *h : second->pages)
-        CHECK(h == nullptr);
+    CHECK(first->pages[Index::kPages - 2][0] == &b);
+    CHECK(first->pages[Index::kPages - 1][0] == &b);
+    for (auto &hints : second->pages)
+        for (int *h : hints)
+            CHECK(h == nullptr);
     index.hint(g + 3 * page, 1, &c); // one byte: one page
-    CHECK(first->pages[3] == &c);
-    CHECK(first->pages[4] == nullptr);
+    CHECK(first->pages[3][0] == &c);
+    CHECK(first->pages[4][0] == nullptr);
     CHECK(Index::page_of(g + kGranule - 1) == Index::kPages - 1);
     CHECK(Index::page_of(g + kGranule) == 0);
     // A hint written while `a` was larger is forgotten too.
-    first->pages[9] = &a;
+    first->pages[9][0] = &a;
     index.forget_hints(g + 0x800, &a);
     for (size_t p : {0, 1, 2, 9})
-        CHECK(first->pages[p] == nullptr);
-    CHECK(first->pages[3] == &c);
-    CHECK(first->pages[Index::kPages - 1] == &b);
+        CHECK(first->pages[p][0] == nullptr);
+    CHECK(first->pages[3][0] == &c);
+    CHECK(first->pages[Index::kPages - 1][0] == &b);
 }
 
 TEST_CASE("index: readers writing page hints while a writer frees, revives and replaces blocks in the same granules")
@@ -570,41 +617,63 @@ TEST_CASE("index: a query without the shard lock never returns a record torn by 
     // writer was rewriting it mixes the two: the sequence count must send that reader to the lock.
     AllocationRegistry reg;
     const uintptr_t base = 0x7f7000000000;
-    auto version = [&](int v) {
-        AllocationRecord r = record(base, v ? 0x1000 : 0x800);
-        r.device = v;
-        r.advice = v ? 0xffffffffu : 0;
-        std::memset(r.tag, v ? 'b' : 'a', sizeof r.tag - 1);
-        return r;
-    };
-    reg.insert(version(0));
-    std::atomic<bool> stop{false};
-    std::thread writer([&] {
-        for (int k = 0; !stop.load(); ++k) {
-            REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
-            reg.insert(version(k % 2));
-        }
+    while_reviving(reg, base, 0x800, [&](int i) {
+        const auto r = reg.find(at(base + 0x10 + i % 0x7f0));
+        if (r)
+            require_one_version(*r, base, 0x800);
+        return r.has_value();
     });
-    std::vector<std::thread> readers;
-    for (int t = 0; t < 2; ++t)
-        readers.emplace_back([&] {
-            for (int i = 0, found = 0; found < 30000; ++i) {
-                const auto r = reg.find(at(base + 0x10 + i % 0x7f0));
-                if (!r) { // between the free and the revival
-                    std::this_thread::yield(); // a preempted writer may hold it there for a while
-                    continue;
-                }
-                ++found;
-                const int v = r->size == 0x1000;
-                REQUIRE(r->base == at(base));
-                REQUIRE(r->device == v);
-                REQUIRE(r->advice == (v ? 0xffffffffu : 0u));
-                for (size_t c = 0; c + 1 < sizeof r->tag; ++c)
-                    REQUIRE(r->tag[c] == (v ? 'b' : 'a'));
-            }
-        });
-    for (auto &th : readers)
-        th.join();
-    stop = true;
-    writer.join();
+}
+
+TEST_CASE("index: a page keeps its two newest hints, and forgetting an item clears both places")
+{
+    // Two small blocks of one page queried in turn (a copy's two ends) must both stay hinted:
+    // with one hint per page, each displaced the other and every query took the shard's lock.
+    tidal::AddressIndex<int> index;
+    int a = 0, b = 0, c = 0;
+    const uintptr_t g = 0x7f4100000000;
+    using Index = tidal::AddressIndex<int>;
+    index.bucket(g);
+    Index::Granule *first = index.find_granule(g);
+    REQUIRE(first != nullptr);
+    index.hint(g, 0x80, &a);
+    index.hint(g + 0x80, 0x40, &b);
+    CHECK(first->pages[0][0] == &b);
+    CHECK(first->pages[0][1] == &a);
+    Index::push_hint(first->pages[0], &b); // already the newest: nothing moves
+    CHECK(first->pages[0][0] == &b);
+    CHECK(first->pages[0][1] == &a);
+    Index::push_hint(first->pages[0], &a); // found again: newest, b kept
+    CHECK(first->pages[0][0] == &a);
+    CHECK(first->pages[0][1] == &b);
+    index.hint(g + 0xc0, 0x40, &c); // a third: the oldest (b) goes
+    CHECK(first->pages[0][0] == &c);
+    CHECK(first->pages[0][1] == &a);
+    index.forget_hints(g, &a);
+    CHECK(first->pages[0][0] == &c);
+    CHECK(first->pages[0][1] == nullptr);
+}
+
+TEST_CASE("index: lock-free queries through either hint of a page never return a torn record")
+{
+    // Two small blocks of one page: `stable` stays, `moving` is freed and revived as two
+    // self-consistent versions, while readers query both in turn, so that each is found
+    // through the page's first or second hint without the lock. A record copied while the
+    // writer rewrote it mixes the versions: the sequence count must send that reader to the lock.
+    AllocationRegistry reg;
+    const uintptr_t page = 0x7f7100000000, stable = page, moving = page + 0x100;
+    AllocationRecord s = record(stable, 0x100);
+    std::memset(s.tag, 's', sizeof s.tag - 1);
+    reg.insert(s);
+    while_reviving(reg, moving, 0x100, [&](int i) {
+        AllocationRecord r;
+        REQUIRE(reg.find(at(stable + 0x10 + i % 0xf0), r));
+        REQUIRE(r.base == at(stable));
+        REQUIRE(r.size == 0x100u);
+        REQUIRE(r.tag[sizeof r.tag - 2] == 's');
+        if (!reg.find(at(moving + 0x10 + i % 0xf0), r))
+            return false;
+        require_one_version(r, moving, 0x100);
+        return true;
+    });
 }
