@@ -583,6 +583,8 @@ typedef enum tidal_check_kind {
     TIDAL_CHECK_ATOMIC_ADD = 7,     /* `seed` rounds of atomic +1 on each uint64 of target */
     TIDAL_CHECK_RUNTIME_COPY = 8,   /* target = source with the runtime's own memcpy (the baseline) */
     TIDAL_CHECK_SPIN = 9,           /* compute of known length: busy for `seed` nanoseconds, no memory */
+    TIDAL_CHECK_ATOMIC_SET = 10,    /* every TIDAL_ATOMIC_* operation, `seed` rounds (below) */
+    TIDAL_CHECK_ATOMIC_SET_SHARED = 11, /* the same with host threads on the same words at once */
     TIDAL_CHECK_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_check_kind;
 
@@ -611,6 +613,36 @@ typedef struct tidal_check {
  *  @return INVALID_ARGUMENT (bad kind, size, alignment, NULL operand), NOT_FOUND (device),
  *  NOT_SUPPORTED (this build's runtime has no kernels), ILLEGAL_ACCESS, RUNTIME. */
 TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check);
+
+/* The atomic set (TIDAL_CHECK_ATOMIC_SET, _SHARED): the atomics applications rely on, each on
+ * its own word of target (size >= TIDAL_ATOMIC_SET_BYTES, 16-byte aligned), on 256 device
+ * threads for `seed` rounds (0: 16). SHARED also runs 4 host threads on the same words while
+ * the kernel runs (target must be memory the host can reach: pinned, pageable, managed). tidal
+ * sets the words first and checks each final value exactly (every thread's contribution is
+ * known); result = the TIDAL_ATOMIC_* bits of the operations whose word came out wrong (0: all
+ * exact). The operations run at system scope; float add uses the GPU's hardware float atomic
+ * where it has one (gfx90a), the instruction that does nothing on MI200 fine-grained memory. */
+#define TIDAL_ATOMIC_AND32 (1u << 0)
+#define TIDAL_ATOMIC_OR32 (1u << 1)
+#define TIDAL_ATOMIC_XOR32 (1u << 2)
+#define TIDAL_ATOMIC_ADD32 (1u << 3)
+#define TIDAL_ATOMIC_SUB32 (1u << 4)
+#define TIDAL_ATOMIC_MIN32 (1u << 5)  /* unsigned */
+#define TIDAL_ATOMIC_MAX32 (1u << 6)  /* unsigned */
+#define TIDAL_ATOMIC_EXCH32 (1u << 7)
+#define TIDAL_ATOMIC_CAS32 (1u << 8)  /* a compare-and-swap increment loop */
+#define TIDAL_ATOMIC_AND64 (1u << 9)
+#define TIDAL_ATOMIC_OR64 (1u << 10)
+#define TIDAL_ATOMIC_XOR64 (1u << 11)
+#define TIDAL_ATOMIC_ADD64 (1u << 12)
+#define TIDAL_ATOMIC_SUB64 (1u << 13)
+#define TIDAL_ATOMIC_MIN64 (1u << 14)
+#define TIDAL_ATOMIC_MAX64 (1u << 15)
+#define TIDAL_ATOMIC_EXCH64 (1u << 16)
+#define TIDAL_ATOMIC_CAS64 (1u << 17)
+#define TIDAL_ATOMIC_FADD32 (1u << 18) /* float add */
+#define TIDAL_ATOMIC_ALL ((1u << 19) - 1u)
+#define TIDAL_ATOMIC_SET_BYTES 304u
 
 /* =====================================================================================
  * System description

@@ -53,6 +53,7 @@ enum class RuntimeOp : uint8_t {
     kernel_batch_copy,
     pool_trim,           // pool_trim + pool_usage, with the stream-ordered pool
     vmm,                 // the virtual-memory group, all eight
+    kernel_atomic_set,
     count_
 };
 
@@ -178,6 +179,8 @@ public:
     void kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream, CallDescription what = {});
     void kernel_triad(int32_t device, double *a, const double *b, const double *c, double scalar, size_t size,
                       void *stream, CallDescription what = {});
+    void kernel_atomic_set(int32_t device, void *words, uint32_t ops, uint32_t rounds, void *stream,
+                           CallDescription what = {});
     void kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations, void *stream,
                            CallDescription what = {});
     void kernel_spin(int32_t device, uint64_t ns, void *stream, CallDescription what = {});

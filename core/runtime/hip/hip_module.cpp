@@ -71,6 +71,7 @@ constexpr tidal_rt_ops kHipOps = {
     .vmm_map = rt_vmm_map,
     .vmm_set_access = rt_vmm_set_access,
     .vmm_unmap = rt_vmm_unmap,
+    .kernel_atomic_set = TIDAL_HIP_KERNEL(rt_kernel_atomic_set),
 };
 
 } // namespace
