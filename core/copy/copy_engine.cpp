@@ -170,30 +170,56 @@ void CopyEngine::wait(Slot &slot)
     }
 }
 
+std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
+{
+    std::vector<size_t> head, tail;
+    size_t left = size;
+    for (size_t piece = std::min(kFirstPiece, chunk); left > 0; piece = std::min(chunk, piece * 2)) {
+        for (std::vector<size_t> *end : {&head, &tail}) {
+            const size_t len = std::min(piece, left);
+            end->push_back(len);
+            left -= len;
+            if (left == 0)
+                break;
+        }
+    }
+    head.insert(head.end(), tail.rbegin(), tail.rend());
+    return head;
+}
+
+void CopyEngine::host_part(void *dst, const void *src, size_t size)
+{
+    constexpr size_t kSlice = size_t{128} << 10; // 2 MiB over 16 threads
+    workers_.copy(dst, src, size, kSlice);
+}
+
 void CopyEngine::staged_to_device(void *dst, const char *src, size_t size, void *stream)
 {
     ensure_ring();
-    const size_t chunk = settings_.chunk_size;
-    for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
-        Slot &slot = ring_[i % ring_.size()];
-        const size_t len = std::min(chunk, size - off);
+    size_t off = 0, i = 0;
+    for (const size_t len : staging_pieces(size, settings_.chunk_size)) {
+        Slot &slot = ring_[i++ % ring_.size()];
         wait(slot);                              // its previous DMA has read the slot
-        workers_.copy(slot.buffer, src + off, len); // host threads fill it ...
+        host_part(slot.buffer, src + off, len);  // host threads fill it ...
         runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;                   // ... while the DMA of the last slot runs
+        off += len;
     }
 }
 
 void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *stream)
 {
     ensure_ring();
-    const size_t chunk = settings_.chunk_size;
-    const size_t chunks = (size + chunk - 1) / chunk;
+    const std::vector<size_t> pieces = staging_pieces(size, settings_.chunk_size);
+    std::vector<size_t> offsets(pieces.size());
+    for (size_t i = 1; i < pieces.size(); ++i)
+        offsets[i] = offsets[i - 1] + pieces[i - 1];
+    const size_t chunks = pieces.size();
     auto issue = [&](size_t i) {
         Slot &slot = ring_[i % ring_.size()];
-        const size_t off = i * chunk, len = std::min(chunk, size - off);
+        const size_t off = offsets[i], len = pieces[i];
         runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
@@ -205,9 +231,8 @@ void CopyEngine::staged_to_host(char *dst, const void *src, size_t size, void *s
     }
     for (size_t i = 0; i < chunks; ++i) {
         Slot &slot = ring_[i % ring_.size()];
-        const size_t off = i * chunk, len = std::min(chunk, size - off);
         wait(slot);
-        workers_.copy(dst + off, slot.buffer, len);
+        host_part(dst + offsets[i], slot.buffer, pieces[i]);
         if (i + ring_.size() < chunks)
             issue(i + ring_.size());
     }

@@ -5,9 +5,6 @@
 
 namespace tidal {
 namespace {
-// Below this a split costs more in wake-ups than it saves.
-constexpr size_t kMinPerThread = size_t{1} << 20;
-
 // The [begin, end) share of `part` out of `parts`, cut on 4 KiB boundaries so no two threads
 // write the same page.
 std::pair<size_t, size_t> share(size_t size, unsigned part, unsigned parts)
@@ -38,9 +35,10 @@ HostWorkers::~HostWorkers()
         t.join();
 }
 
-void HostWorkers::copy(void *dst, const void *src, size_t size)
+void HostWorkers::copy(void *dst, const void *src, size_t size, size_t min_part)
 {
-    const unsigned parts = static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+    const unsigned parts =
+        static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / std::max<size_t>(min_part, 1))));
     auto *d = static_cast<char *>(dst);
     const auto *s = static_cast<const char *>(src);
     run(parts, [&](unsigned part) {

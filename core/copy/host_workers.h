@@ -21,8 +21,10 @@ public:
     HostWorkers &operator=(const HostWorkers &) = delete;
 
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
-    // memcpy split across the workers and the calling thread; returns when all bytes are copied.
-    void copy(void *dst, const void *src, size_t size);
+    // memcpy split across the workers and the calling thread, at least `min_part` bytes each
+    // (waking a thread costs more than copying less); returns when all bytes are copied.
+    static constexpr size_t kMinPart = size_t{1} << 20;
+    void copy(void *dst, const void *src, size_t size, size_t min_part = kMinPart);
     // Calls part(i) for every i in [0, parts) (parts <= parallelism()), the caller taking part 0,
     // and returns when all have returned. `part` must not throw. Callers on several threads
     // take turns: the workers serve one call at a time.
