@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -172,24 +173,22 @@ void CopyEngine::wait(Slot &slot)
 
 std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
 {
-    std::vector<size_t> head, tail;
-    size_t left = size;
-    for (size_t piece = std::min(kFirstPiece, chunk); left > 0; piece = std::min(chunk, piece * 2)) {
-        for (std::vector<size_t> *end : {&head, &tail}) {
-            const size_t len = std::min(piece, left);
-            end->push_back(len);
-            left -= len;
-            if (left == 0)
-                break;
-        }
-    }
-    head.insert(head.end(), tail.rbegin(), tail.rend());
-    return head;
+    if (size == 0)
+        return {};
+    const double best = std::sqrt(static_cast<double>(size) * kPieceOverhead * kLinkRate);
+    const size_t piece = std::clamp(static_cast<size_t>(best), std::min(kMinPiece, chunk), chunk);
+    const size_t count = (size + piece - 1) / piece;
+    // Equal pieces on 4 KiB boundaries (host threads split them by pages); the last is the rest.
+    const size_t each = std::min(chunk, ((size + count - 1) / count + 4095) / 4096 * 4096);
+    std::vector<size_t> pieces;
+    for (size_t left = size; left > 0; left -= pieces.back())
+        pieces.push_back(std::min(each, left));
+    return pieces;
 }
 
 void CopyEngine::host_part(void *dst, const void *src, size_t size)
 {
-    constexpr size_t kSlice = size_t{128} << 10; // 2 MiB over 16 threads
+    constexpr size_t kSlice = size_t{128} << 10; // even a 1 MiB piece goes to 8 threads
     workers_.copy(dst, src, size, kSlice);
 }
 

@@ -45,13 +45,17 @@ public:
     };
     Counters counters() const;
 
-    // The pieces a staged copy of `size` bytes moves through the ring, in order: from
-    // kFirstPiece doubling up to `chunk`, the same sizes mirrored at the end, full chunks
-    // between. Host copy and DMA overlap only between pieces, so the first fill and the last
-    // DMA run alone: small end pieces keep that time short (a 64 MiB copy in 16 MiB chunks
-    // spent a fifth of its time in the last DMA: 0.78x the bound on the H200).
+    // The pieces a staged copy of `size` bytes moves through the ring, in order: equal, of
+    // about sqrt(size x kPieceOverhead x kLinkRate) bytes, between kMinPiece and `chunk`.
+    // Host copy and DMA overlap only between pieces, so the last DMA runs alone (a 64 MiB
+    // copy in 16 MiB chunks spent about a fifth of its time so: 0.78x the bound on the H200)
+    // while every piece costs a hand-off to the host threads and a DMA call; that size
+    // minimises the sum. Shrinking only the last pieces does not help: their DMAs queue behind
+    // the last large one whenever filling is about as fast as the link (the H200's case).
     static std::vector<size_t> staging_pieces(size_t size, size_t chunk);
-    static constexpr size_t kFirstPiece = size_t{2} << 20;
+    static constexpr size_t kMinPiece = size_t{1} << 20;
+    static constexpr double kPieceOverhead = 20e-6; // s per piece: a guess, the H200 run should confirm
+    static constexpr double kLinkRate = 50e9;       // B/s: the H200's pinned copy, round
 
 private:
     enum class Side { pageable, host_locked, device };
