@@ -622,26 +622,26 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check);
  * known); result = the TIDAL_ATOMIC_* bits of the operations whose word came out wrong (0: all
  * exact). The operations run at system scope; float add uses the GPU's hardware float atomic
  * where it has one (gfx90a), the instruction that does nothing on MI200 fine-grained memory. */
-#define TIDAL_ATOMIC_AND32 (1u << 0)
-#define TIDAL_ATOMIC_OR32 (1u << 1)
-#define TIDAL_ATOMIC_XOR32 (1u << 2)
-#define TIDAL_ATOMIC_ADD32 (1u << 3)
-#define TIDAL_ATOMIC_SUB32 (1u << 4)
-#define TIDAL_ATOMIC_MIN32 (1u << 5)  /* unsigned */
-#define TIDAL_ATOMIC_MAX32 (1u << 6)  /* unsigned */
-#define TIDAL_ATOMIC_EXCH32 (1u << 7)
-#define TIDAL_ATOMIC_CAS32 (1u << 8)  /* a compare-and-swap increment loop */
-#define TIDAL_ATOMIC_AND64 (1u << 9)
-#define TIDAL_ATOMIC_OR64 (1u << 10)
-#define TIDAL_ATOMIC_XOR64 (1u << 11)
-#define TIDAL_ATOMIC_ADD64 (1u << 12)
-#define TIDAL_ATOMIC_SUB64 (1u << 13)
-#define TIDAL_ATOMIC_MIN64 (1u << 14)
-#define TIDAL_ATOMIC_MAX64 (1u << 15)
-#define TIDAL_ATOMIC_EXCH64 (1u << 16)
-#define TIDAL_ATOMIC_CAS64 (1u << 17)
-#define TIDAL_ATOMIC_FADD32 (1u << 18) /* float add */
-#define TIDAL_ATOMIC_ALL ((1u << 19) - 1u)
+#define TIDAL_ATOMIC_AND32 0x00001u
+#define TIDAL_ATOMIC_OR32 0x00002u
+#define TIDAL_ATOMIC_XOR32 0x00004u
+#define TIDAL_ATOMIC_ADD32 0x00008u
+#define TIDAL_ATOMIC_SUB32 0x00010u
+#define TIDAL_ATOMIC_MIN32 0x00020u  /* unsigned */
+#define TIDAL_ATOMIC_MAX32 0x00040u  /* unsigned */
+#define TIDAL_ATOMIC_EXCH32 0x00080u
+#define TIDAL_ATOMIC_CAS32 0x00100u  /* a compare-and-swap increment loop */
+#define TIDAL_ATOMIC_AND64 0x00200u
+#define TIDAL_ATOMIC_OR64 0x00400u
+#define TIDAL_ATOMIC_XOR64 0x00800u
+#define TIDAL_ATOMIC_ADD64 0x01000u
+#define TIDAL_ATOMIC_SUB64 0x02000u
+#define TIDAL_ATOMIC_MIN64 0x04000u
+#define TIDAL_ATOMIC_MAX64 0x08000u
+#define TIDAL_ATOMIC_EXCH64 0x10000u
+#define TIDAL_ATOMIC_CAS64 0x20000u
+#define TIDAL_ATOMIC_FADD32 0x40000u /* float add */
+#define TIDAL_ATOMIC_ALL 0x7FFFFu
 #define TIDAL_ATOMIC_SET_BYTES 304u
 
 /* =====================================================================================
