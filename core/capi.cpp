@@ -424,7 +424,7 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
     // Read the kind as an integer: a value outside the enum is the caller's error, not UB here.
     int32_t kind = 0;
     std::memcpy(&kind, &full.kind, sizeof kind);
-    if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_SPIN)
+    if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_ATOMIC_SET_SHARED)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
     return guarded(fn, [&] {
         tidal_check run = full;

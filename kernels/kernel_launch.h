@@ -20,6 +20,9 @@ int tidal_kernel_copy(void *dst, const void *src, size_t size, void *stream);
 int tidal_kernel_triad(double *a, const double *b, const double *c, double scalar, size_t size,
                        void *stream);
 int tidal_kernel_atomic_add(uint64_t *counters, size_t count, uint32_t iterations, void *stream);
+/* The atomic set (kernels/atomic_set.h): `rounds` rounds of each operation in `ops` on every
+ * one of its device threads, on the slots at `words`, at system scope. */
+int tidal_kernel_atomic_set(void *words, uint32_t ops, uint32_t rounds, void *stream);
 /* Busy for `ns` nanoseconds of wall time on one thread; touches no memory. */
 int tidal_kernel_spin(uint64_t ns, void *stream);
 

@@ -584,6 +584,8 @@ typedef enum tidal_check_kind {
     TIDAL_CHECK_ATOMIC_ADD = 7,     /* `seed` rounds of atomic +1 on each uint64 of target */
     TIDAL_CHECK_RUNTIME_COPY = 8,   /* target = source with the runtime's own memcpy (the baseline) */
     TIDAL_CHECK_SPIN = 9,           /* compute of known length: busy for `seed` nanoseconds, no memory */
+    TIDAL_CHECK_ATOMIC_SET = 10,    /* every TIDAL_ATOMIC_* operation, `seed` rounds (below) */
+    TIDAL_CHECK_ATOMIC_SET_SHARED = 11, /* the same with host threads on the same words at once */
     TIDAL_CHECK_FORCE_32BIT = 0x7FFFFFFF /* not a value: keeps the enum 32 bits wide */
 } tidal_check_kind;
 
@@ -612,6 +614,36 @@ typedef struct tidal_check {
  *  @return INVALID_ARGUMENT (bad kind, size, alignment, NULL operand), NOT_FOUND (device),
  *  NOT_SUPPORTED (this build's runtime has no kernels), ILLEGAL_ACCESS, RUNTIME. */
 TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check);
+
+/* The atomic set (TIDAL_CHECK_ATOMIC_SET, _SHARED): the atomics applications rely on, each on
+ * its own word of target (size >= TIDAL_ATOMIC_SET_BYTES, 16-byte aligned), on 256 device
+ * threads for `seed` rounds (0: 16). SHARED also runs 4 host threads on the same words while
+ * the kernel runs (target must be memory the host can reach: pinned, pageable, managed). tidal
+ * sets the words first and checks each final value exactly (every thread's contribution is
+ * known); result = the TIDAL_ATOMIC_* bits of the operations whose word came out wrong (0: all
+ * exact). The operations run at system scope; float add uses the GPU's hardware float atomic
+ * where it has one (gfx90a), the instruction that does nothing on MI200 fine-grained memory. */
+#define TIDAL_ATOMIC_AND32 0x00001u
+#define TIDAL_ATOMIC_OR32 0x00002u
+#define TIDAL_ATOMIC_XOR32 0x00004u
+#define TIDAL_ATOMIC_ADD32 0x00008u
+#define TIDAL_ATOMIC_SUB32 0x00010u
+#define TIDAL_ATOMIC_MIN32 0x00020u  /* unsigned */
+#define TIDAL_ATOMIC_MAX32 0x00040u  /* unsigned */
+#define TIDAL_ATOMIC_EXCH32 0x00080u
+#define TIDAL_ATOMIC_CAS32 0x00100u  /* a compare-and-swap increment loop */
+#define TIDAL_ATOMIC_AND64 0x00200u
+#define TIDAL_ATOMIC_OR64 0x00400u
+#define TIDAL_ATOMIC_XOR64 0x00800u
+#define TIDAL_ATOMIC_ADD64 0x01000u
+#define TIDAL_ATOMIC_SUB64 0x02000u
+#define TIDAL_ATOMIC_MIN64 0x04000u
+#define TIDAL_ATOMIC_MAX64 0x08000u
+#define TIDAL_ATOMIC_EXCH64 0x10000u
+#define TIDAL_ATOMIC_CAS64 0x20000u
+#define TIDAL_ATOMIC_FADD32 0x40000u /* float add */
+#define TIDAL_ATOMIC_ALL 0x7FFFFu
+#define TIDAL_ATOMIC_SET_BYTES 304u
 
 /* =====================================================================================
  * System description

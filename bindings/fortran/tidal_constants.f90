@@ -92,6 +92,30 @@ module tidal_constants
   integer(c_int), parameter :: TIDAL_CHECK_ATOMIC_ADD = 7
   integer(c_int), parameter :: TIDAL_CHECK_RUNTIME_COPY = 8
   integer(c_int), parameter :: TIDAL_CHECK_SPIN = 9
+  integer(c_int), parameter :: TIDAL_CHECK_ATOMIC_SET = 10
+  integer(c_int), parameter :: TIDAL_CHECK_ATOMIC_SET_SHARED = 11
+  ! The atomic set's operations (result bits of TIDAL_CHECK_ATOMIC_SET)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_AND32 = int(z'1', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_OR32 = int(z'2', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_XOR32 = int(z'4', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_ADD32 = int(z'8', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_SUB32 = int(z'10', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_MIN32 = int(z'20', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_MAX32 = int(z'40', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_EXCH32 = int(z'80', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_CAS32 = int(z'100', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_AND64 = int(z'200', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_OR64 = int(z'400', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_XOR64 = int(z'800', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_ADD64 = int(z'1000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_SUB64 = int(z'2000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_MIN64 = int(z'4000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_MAX64 = int(z'8000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_EXCH64 = int(z'10000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_CAS64 = int(z'20000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_FADD32 = int(z'40000', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_ALL = int(z'7FFFF', c_int32_t)
+  integer(c_int32_t), parameter :: TIDAL_ATOMIC_SET_BYTES = 304
 
   ! ---- XNACK state (enum tidal_xnack) ---------------------------------------------------
   integer(c_int), parameter :: TIDAL_XNACK_NOT_APPLICABLE = 0

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -258,29 +259,53 @@ void CopyEngine::wait(Slot &slot)
     }
 }
 
+std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
+{
+    if (size == 0)
+        return {};
+    const double best = std::sqrt(static_cast<double>(size) * kPieceOverhead * kLinkRate);
+    const size_t piece = std::clamp(static_cast<size_t>(best), std::min(kMinPiece, chunk), chunk);
+    const size_t count = (size + piece - 1) / piece;
+    // Equal pieces on 4 KiB boundaries (host threads split them by pages); the last is the rest.
+    const size_t each = std::min(chunk, ((size + count - 1) / count + 4095) / 4096 * 4096);
+    std::vector<size_t> pieces;
+    for (size_t left = size; left > 0; left -= pieces.back())
+        pieces.push_back(std::min(each, left));
+    return pieces;
+}
+
+void CopyEngine::host_part(HostWorkers &workers, void *dst, const void *src, size_t size, const char *what)
+{
+    constexpr size_t kSlice = size_t{128} << 10; // even a 1 MiB piece goes to 8 threads
+    workers.copy(dst, src, size, kSlice);
+    runtime_.host_copy(size, workers.threads_for(size, kSlice), what);
+}
+
 void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream)
 {
-    const size_t chunk = settings_.chunk_size;
-    for (size_t off = 0, i = 0; off < size; off += chunk, ++i) {
-        Slot &slot = ring.slots[i % ring.slots.size()];
-        const size_t len = std::min(chunk, size - off);
+    size_t off = 0, i = 0;
+    for (const size_t len : staging_pieces(size, settings_.chunk_size)) {
+        Slot &slot = ring.slots[i++ % ring.slots.size()];
         wait(slot);                              // its previous DMA has read the slot
-        ring.fill->copy(slot.buffer, src + off, len); // host threads fill it ...
-        runtime_.host_copy(len, ring.fill->threads_for(len), "staging a copy to the device");
+        host_part(*ring.fill, slot.buffer, src + off, len, "staging a copy to the device"); // host threads fill it ...
         runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;                   // ... while the DMA of the last slot runs
+        off += len;
     }
 }
 
 void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream)
 {
-    const size_t chunk = settings_.chunk_size;
-    const size_t chunks = (size + chunk - 1) / chunk;
+    const std::vector<size_t> pieces = staging_pieces(size, settings_.chunk_size);
+    std::vector<size_t> offsets(pieces.size());
+    for (size_t i = 1; i < pieces.size(); ++i)
+        offsets[i] = offsets[i - 1] + pieces[i - 1];
+    const size_t chunks = pieces.size();
     auto issue = [&](size_t i) {
         Slot &slot = ring.slots[i % ring.slots.size()];
-        const size_t off = i * chunk, len = std::min(chunk, size - off);
+        const size_t off = offsets[i], len = pieces[i];
         runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
@@ -292,10 +317,8 @@ void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t s
     }
     for (size_t i = 0; i < chunks; ++i) {
         Slot &slot = ring.slots[i % ring.slots.size()];
-        const size_t off = i * chunk, len = std::min(chunk, size - off);
         wait(slot);
-        ring.fill->copy(dst + off, slot.buffer, len);
-        runtime_.host_copy(len, ring.fill->threads_for(len), "staging a copy to the host");
+        host_part(*ring.fill, dst + offsets[i], slot.buffer, pieces[i], "staging a copy to the host");
         if (i + ring.slots.size() < chunks)
             issue(i + ring.slots.size());
     }

@@ -55,6 +55,18 @@ public:
     };
     Counters counters() const;
 
+    // The pieces a staged copy of `size` bytes moves through the ring, in order: equal, of
+    // about sqrt(size x kPieceOverhead x kLinkRate) bytes, between kMinPiece and `chunk`.
+    // Host copy and DMA overlap only between pieces, so the last DMA runs alone (a 64 MiB
+    // copy in 16 MiB chunks spent about a fifth of its time so: 0.78x the bound on the H200)
+    // while every piece costs a hand-off to the host threads and a DMA call; that size
+    // minimises the sum. Shrinking only the last pieces does not help: their DMAs queue behind
+    // the last large one whenever filling is about as fast as the link (the H200's case).
+    static std::vector<size_t> staging_pieces(size_t size, size_t chunk);
+    static constexpr size_t kMinPiece = size_t{1} << 20;
+    static constexpr double kPieceOverhead = 20e-6; // s per piece: a guess, the H200 run should confirm
+    static constexpr double kLinkRate = 50e9;       // B/s: the H200's pinned copy, round
+
 private:
     enum class Side { pageable, host_locked, device };
     struct Slot {
@@ -83,6 +95,9 @@ private:
     void wait(Slot &slot);
     void staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream);
     void staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream);
+    // Host threads fill or empty a slot: split finely, so a small end piece still moves at
+    // the threads' full rate; the simulated device is told what the host did (host_copy).
+    void host_part(HostWorkers &workers, void *dst, const void *src, size_t size, const char *what);
 
     Runtime &runtime_;
     const AllocationRegistry &registry_;

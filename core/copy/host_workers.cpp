@@ -5,9 +5,6 @@
 
 namespace tidal {
 namespace {
-// Below this a split costs more in wake-ups than it saves.
-constexpr size_t kMinPerThread = size_t{1} << 20;
-
 // The [begin, end) share of `part` out of `parts`, cut on 4 KiB boundaries so no two threads
 // write the same page.
 std::pair<size_t, size_t> share(size_t size, unsigned part, unsigned parts)
@@ -42,14 +39,14 @@ HostWorkers::~HostWorkers()
         t.join();
 }
 
-unsigned HostWorkers::threads_for(size_t size) const noexcept
+unsigned HostWorkers::threads_for(size_t size, size_t min_part) const noexcept
 {
-    return static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / kMinPerThread)));
+    return static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / std::max<size_t>(min_part, 1))));
 }
 
-void HostWorkers::copy(void *dst, const void *src, size_t size)
+void HostWorkers::copy(void *dst, const void *src, size_t size, size_t min_part)
 {
-    const unsigned parts = threads_for(size);
+    const unsigned parts = threads_for(size, min_part);
     auto *d = static_cast<char *>(dst);
     const auto *s = static_cast<const char *>(src);
     run(parts, [&](unsigned part) {

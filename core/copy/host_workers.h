@@ -23,10 +23,12 @@ public:
     HostWorkers &operator=(const HostWorkers &) = delete;
 
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
-    // The threads copy() uses for `size` bytes (small copies are not worth splitting).
-    unsigned threads_for(size_t size) const noexcept;
-    // memcpy split across the workers and the calling thread; returns when all bytes are copied.
-    void copy(void *dst, const void *src, size_t size);
+    // memcpy split across the workers and the calling thread, at least `min_part` bytes each
+    // (waking a thread costs more than copying less); returns when all bytes are copied.
+    static constexpr size_t kMinPart = size_t{1} << 20;
+    // The threads copy() uses for `size` bytes in parts of at least `min_part`.
+    unsigned threads_for(size_t size, size_t min_part = kMinPart) const noexcept;
+    void copy(void *dst, const void *src, size_t size, size_t min_part = kMinPart);
     // Calls part(i) for every i in [0, parts) (parts <= parallelism()), the caller taking part 0,
     // and returns when all have returned. `part` must not throw. Callers on several threads
     // take turns: the workers serve one call at a time.

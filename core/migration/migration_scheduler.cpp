@@ -538,13 +538,54 @@ void MigrationScheduler::wait_for(const std::shared_ptr<Batch> &batch)
         batch->worker->wait(batch->seq);
 }
 
-std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queue(DevicePlan &plan)
+bool MigrationScheduler::join_open_prefetch(DevicePlan &plan)
+{
+    DeviceState &ds = device(plan.device);
+    const std::vector<Need> &needs = plan.needs;
+    // Only moves that need nothing else issued first (no advice, no eviction queued), of one
+    // allocation, adjacent, right after the open range, with the worker still holding it.
+    if (!ds.open || !ds.open_batch || !ds.steps.empty() || !ds.evict_steps.empty() || needs.empty() ||
+        ds.open_batch->seq == 0 || ds.open_batch->seq != ds.worker->last_submitted())
+        return false;
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < needs.size(); ++k) {
+        const Need &n = needs[k];
+        if (!n.move || n.range->owner.base != reinterpret_cast<void *>(ds.open_base) || n.call_limit != ds.open_limit ||
+            (n.advice_set & ~n.range->owner.advice) != 0 || (k > 0 && n.start != needs[k - 1].start + needs[k - 1].size))
+            return false;
+        bytes += n.size;
+    }
+    std::lock_guard lock(ds.open->mutex);
+    if (ds.open->issued || ds.open->start + ds.open->size != needs.front().start ||
+        (ds.open_limit != 0 && ds.open->size + bytes > ds.open_limit))
+        return false;
+    if (!ds.worker->extend(ds.open_batch->seq, span(reinterpret_cast<const void *>(needs.front().start), bytes)))
+        return false;
+    ds.open->size += bytes;
+    for (const Need &n : needs)
+        adopt(n.start, n.size, *n.range).ready = ds.open_batch;
+    ds.stats.migrated_bytes += bytes;
+    return true;
+}
+
+std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queue(DevicePlan &plan, bool lookahead)
 {
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
     std::vector<Need> &needs = plan.needs;
     std::sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.start < b.start; });
     queue_chunks(plan);
+    if (lookahead && join_open_prefetch(plan)) {
+        for (const Need &n : needs) {
+            Unit &u = units_.at(n.start);
+            u.last_use = clock_;
+            ++u.uses;
+            u.mode |= n.range->mode;
+        }
+        return {}; // lookahead: nothing waits
+    }
+    ds.open.reset();
+    const bool one_run = lookahead && threaded_; // an in-order runtime issues at once: nothing stays open
     // Runs of adjacent units of one allocation become one runtime call each (up to the plan's
     // call limit): fewer, larger prefetches run closer to the bus rate.
     std::vector<std::pair<void *, std::vector<Unit *>>> per_stream; // units moved per migration stream
@@ -576,8 +617,31 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
             apply_advice(u, needs[k].start, needs[k].advice_set);
             moved.push_back(&u);
         }
-        queue_prefetch(ds.steps, reinterpret_cast<const void *>(needs[i].start), bytes, d, ms, d,
-                       "migrating {} bytes at {} to device {}");
+        if (one_run && i == 0 && j == needs.size()) {
+            auto open = std::make_shared<OpenPrefetch>();
+            open->start = needs[i].start;
+            open->size = bytes;
+            ds.open = open;
+            ds.open_base = reinterpret_cast<uintptr_t>(needs[i].range->owner.base);
+            ds.open_limit = limit;
+            ds.steps.push_back({span(reinterpret_cast<const void *>(open->start), bytes), [this, open, d, ms] {
+                uintptr_t start;
+                size_t size;
+                {
+                    std::lock_guard lock(open->mutex);
+                    open->issued = true;
+                    start = open->start;
+                    size = open->size;
+                }
+                const void *ptr = reinterpret_cast<const void *>(start);
+                runtime_.prefetch(ptr, size, d, ms, [&] {
+                    return fmt::format("migrating {} bytes at {} to device {}", size, ptr, d);
+                });
+            }});
+        } else {
+            queue_prefetch(ds.steps, reinterpret_cast<const void *>(needs[i].start), bytes, d, ms, d,
+                           "migrating {} bytes at {} to device {}");
+        }
         ++ds.stats.migration_calls;
         ds.stats.migrated_bytes += bytes;
         i = j;
@@ -586,6 +650,8 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
         std::shared_ptr<Batch> batch = record_batch(d, ms);
         for (Unit *u : moved)
             u->ready = batch;
+        if (ds.open)
+            ds.open_batch = batch; // one run: one stream
     }
 
     std::vector<std::shared_ptr<Batch>> waits;
@@ -699,7 +765,7 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
         make_room(p);
     std::vector<UnitRef> &held = lookahead ? phases.lookahead : phases.current;
     for (DevicePlan &p : planned.devices) {
-        for (auto &b : queue(p))
+        for (auto &b : queue(p, lookahead))
             if (std::find(waits.begin(), waits.end(), b) == waits.end())
                 waits.push_back(b);
         for (const Need &n : p.needs) {

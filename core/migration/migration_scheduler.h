@@ -138,6 +138,15 @@ private:
         MigrationWorker::Range touches;
         std::function<void()> run;
     };
+    // A lookahead prefetch handed to a worker and not yet issued; the worker reads its range
+    // only when it issues the call, so a later lookahead declaration of the range just after
+    // it can still join it (one runtime call instead of two: a CUDA prefetch call has a cost of its own).
+    struct OpenPrefetch {
+        std::mutex mutex;
+        uintptr_t start = 0;
+        size_t size = 0;
+        bool issued = false;
+    };
     struct DeviceState {
         uint64_t budget = 0;
         uint64_t resident = 0;
@@ -151,6 +160,12 @@ private:
         std::vector<Step> evict_steps;
         std::vector<UnitSpan> chunk_victims;  // elastic chunks make_room chose, moved by queue_chunks
         void *chunk_out = nullptr;            // elastic chunks' copies home (made on first use)
+        // The last lookahead prefetch queued, its allocation and its batch: open for joining
+        // while its job is the worker's last and the call is not issued.
+        std::shared_ptr<OpenPrefetch> open;
+        uintptr_t open_base = 0;
+        uint64_t open_limit = 0;
+        std::shared_ptr<Batch> open_batch;
     };
     // Holds the lock for one declaration or prefetch, and shares their prologue and epilogue.
     struct Call;
@@ -174,7 +189,10 @@ private:
     DeclarationPlan plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
     void make_room(const DevicePlan &plan);
     // Queues the plan's moves; returns the batches its needs depend on that are not known complete.
-    std::vector<std::shared_ptr<Batch>> queue(DevicePlan &plan);
+    std::vector<std::shared_ptr<Batch>> queue(DevicePlan &plan, bool lookahead);
+    // Lookahead: the plan's moves are one run just after the device's open prefetch, which
+    // takes them (no new runtime call). False leaves everything as it was.
+    bool join_open_prefetch(DevicePlan &plan);
     void publish(void *stream, const std::vector<std::shared_ptr<Batch>> &waits, bool lookahead);
     // The steps of an explicit prefetch that a declaration does not take.
     void order_after_moves_of(const DeclaredRange &range);

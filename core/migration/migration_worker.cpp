@@ -87,6 +87,21 @@ void MigrationWorker::wait_overlapping(uintptr_t lo, uintptr_t hi)
     wait(seq); // jobs finish in order: the last overlapping one covers the others
 }
 
+bool MigrationWorker::extend(uint64_t seq, Range range)
+{
+    std::lock_guard lock(mutex_);
+    if (running_.seq == seq && completed_ < seq) {
+        running_.ranges.push_back(range);
+        return true;
+    }
+    for (Job &job : queue_)
+        if (job.seq == seq) {
+            job.ranges.push_back(range);
+            return true;
+        }
+    return false;
+}
+
 bool MigrationWorker::done(uint64_t seq) const
 {
     std::lock_guard lock(mutex_);

@@ -41,6 +41,9 @@ public:
     void wait(uint64_t seq);
     // Waits until no job queued or running touches [lo, hi). Rethrows a kept error.
     void wait_overlapping(uintptr_t lo, uintptr_t hi);
+    // Job `seq` touches `range` too (a queued prefetch the scheduler extended). False when the
+    // job has already finished.
+    bool extend(uint64_t seq, Range range);
     // Waits for everything queued so far.
     void drain() { wait(last_submitted()); }
     bool done(uint64_t seq) const;

@@ -54,6 +54,7 @@ constexpr OpInfo kOps[] = {
     {"virtual-memory mapping, so elastic memory is not available", "use device or managed memory on this runtime"},
     {"accounting host copies", ""},
     {"peer access between devices", "copies between devices stage through pinned host memory"},
+    {"the atomic-set kernel", kKernelHint},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -96,6 +97,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
                o.vmm_set_access && o.vmm_unmap;
     case RuntimeOp::host_copy: return o.host_copy;
     case RuntimeOp::peer: return o.peer_info && o.peer_enable && o.memcpy_peer;
+    case RuntimeOp::kernel_atomic_set: return o.kernel_atomic_set;
     case RuntimeOp::count_: break;
     }
     return false;
@@ -502,6 +504,13 @@ void Runtime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t count
     require(RuntimeOp::kernel_atomic_add);
     check(RuntimeOp::kernel_atomic_add, ops_->kernel_atomic_add(instance_, device, counters, count, iterations, stream),
           what);
+}
+
+void Runtime::kernel_atomic_set(int32_t device, void *words, uint32_t ops, uint32_t rounds, void *stream,
+                                CallDescription what)
+{
+    require(RuntimeOp::kernel_atomic_set);
+    check(RuntimeOp::kernel_atomic_set, ops_->kernel_atomic_set(instance_, device, words, ops, rounds, stream), what);
 }
 
 void Runtime::kernel_spin(int32_t device, uint64_t ns, void *stream, CallDescription what)

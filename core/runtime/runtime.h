@@ -56,6 +56,7 @@ enum class RuntimeOp : uint8_t {
     vmm,                 // the virtual-memory group, all eight
     host_copy,
     peer,                // peer_info + peer_enable + memcpy_peer
+    kernel_atomic_set,
     count_
 };
 
@@ -189,6 +190,8 @@ public:
     void kernel_copy(int32_t device, void *dst, const void *src, size_t size, void *stream, CallDescription what = {});
     void kernel_triad(int32_t device, double *a, const double *b, const double *c, double scalar, size_t size,
                       void *stream, CallDescription what = {});
+    void kernel_atomic_set(int32_t device, void *words, uint32_t ops, uint32_t rounds, void *stream,
+                           CallDescription what = {});
     void kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations, void *stream,
                            CallDescription what = {});
     void kernel_spin(int32_t device, uint64_t ns, void *stream, CallDescription what = {});

@@ -53,8 +53,8 @@
 extern "C" {
 #endif
 
-/* 2: traits, and the virtual-memory group (vmm_*). */
-#define TIDAL_RT_ABI_VERSION 2
+/* 2: traits, and the virtual-memory group (vmm_*). 3: kernel_atomic_set. */
+#define TIDAL_RT_ABI_VERSION 3
 #define TIDAL_RT_ENTRY_SYMBOL "tidal_runtime_negotiate"
 
 /* Which error numbering a runtime's native codes follow. */
@@ -314,6 +314,15 @@ typedef struct tidal_rt_ops {
     int (*peer_enable)(void *rt, int32_t device, int32_t peer);
     int (*memcpy_peer)(void *rt, void *dst, int32_t dst_device, const void *src, int32_t src_device,
                        size_t size, void *stream);
+    /* Appended in version 3; optional (NULL: TIDAL_CHECK_ATOMIC_SET is NOT_SUPPORTED).
+     *  kernel_atomic_set: the atomic set of kernels/atomic_set.h (its one statement of the
+     *                     slots, participants and contributions): `rounds` (> 0) rounds of
+     *                     each operation whose bit is set in `ops` on every device thread,
+     *                     on the atomic_set::kBytes at `words` (16-byte aligned), at system
+     *                     scope, so host threads may work on the same words meanwhile. The
+     *                     words hold their initial values before; nothing is read back. */
+    int (*kernel_atomic_set)(void *rt, int32_t device, void *words, uint32_t ops, uint32_t rounds,
+                             void *stream);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

@@ -4,6 +4,7 @@
 
 #include "log/logger.h"
 #include "status/error.h"
+#include "validation/atomic_set_check.h"
 
 namespace tidal {
 
@@ -47,7 +48,7 @@ void CheckRunner::check_operand(const void *p, size_t size, const char *name, in
 
 void CheckRunner::validate(const tidal_check &c) const
 {
-    if (c.kind < TIDAL_CHECK_TOUCH_READ || c.kind > TIDAL_CHECK_SPIN)
+    if (c.kind < TIDAL_CHECK_TOUCH_READ || c.kind > TIDAL_CHECK_ATOMIC_SET_SHARED)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check kind {} is not a tidal_check_kind", static_cast<int>(c.kind)),
                     "use TIDAL_CHECK_* values");
     runtime_.require_device(c.device);
@@ -58,6 +59,8 @@ void CheckRunner::validate(const tidal_check &c) const
                         "spin kernels are for compute of known, short length");
         return; // touches no memory: no operands to check
     }
+    if (c.kind == TIDAL_CHECK_ATOMIC_SET || c.kind == TIDAL_CHECK_ATOMIC_SET_SHARED)
+        return validate_atomic_set(c);
     if (c.size == 0 || c.size % 8 != 0)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("check size {} is not a positive multiple of 8", c.size),
                     "validation kernels work on 64-bit words");
@@ -68,6 +71,73 @@ void CheckRunner::validate(const tidal_check &c) const
         check_operand(c.source, c.size, "source", c.device, kernel);
     if (c.kind == TIDAL_CHECK_TRIAD)
         check_operand(c.source2, c.size, "source2", c.device, kernel);
+}
+
+void CheckRunner::validate_atomic_set(const tidal_check &c) const
+{
+    static_assert(atomic_set::kBytes == TIDAL_ATOMIC_SET_BYTES && atomic_set::kAllOps == TIDAL_ATOMIC_ALL &&
+                      (1u << atomic_set::fadd32) == TIDAL_ATOMIC_FADD32 && (1u << atomic_set::cas64) == TIDAL_ATOMIC_CAS64,
+                  "the public TIDAL_ATOMIC_* bits follow kernels/atomic_set.h");
+    const bool shared = c.kind == TIDAL_CHECK_ATOMIC_SET_SHARED;
+    if (c.size < TIDAL_ATOMIC_SET_BYTES)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("atomic-set check of {} bytes: it needs at least {}", c.size, TIDAL_ATOMIC_SET_BYTES),
+                    "give TIDAL_ATOMIC_SET_BYTES or more");
+    if (c.target && reinterpret_cast<uintptr_t>(c.target) % 16 != 0)
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("atomic-set check target {} is not 16-byte aligned", c.target),
+                    "tidal allocations are aligned enough");
+    if (c.seed > AtomicSetCheck::max_rounds(shared))
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("atomic-set check of {} rounds: at most {} keep its float adds exact (2^24)", c.seed,
+                                AtomicSetCheck::max_rounds(shared)),
+                    "ask for fewer rounds");
+    check_operand(c.target, TIDAL_ATOMIC_SET_BYTES, "target", c.device, true);
+    if (!shared)
+        return;
+    // Host threads touch the words directly: device memory would crash them.
+    int32_t kind = TIDAL_KIND_PAGEABLE, device = TIDAL_DEVICE_HOST;
+    if (auto r = registry_.find(c.target))
+        kind = r->kind;
+    else
+        (void)runtime_.pointer_kind(c.target, &kind, &device); // unknown to the runtime: host memory
+    if (!TIDAL_KIND_IS_HOST(kind) && !TIDAL_KIND_IS_MANAGED(kind))
+        throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("shared atomic-set check on {}: {} memory, which the host cannot reach", c.target,
+                                tidal_kind_name(static_cast<tidal_kind>(kind))),
+                    "share pinned, pageable or managed memory; check device memory with TIDAL_CHECK_ATOMIC_SET");
+}
+
+void CheckRunner::settle(void *stream, int32_t device, const CallDescription &what)
+{
+    if (stream && runtime_.supports(RuntimeOp::stream_synchronize))
+        runtime_.stream_synchronize(stream, what);
+    else if (runtime_.supports(RuntimeOp::device_synchronize))
+        runtime_.device_synchronize(device, what);
+}
+
+void CheckRunner::run_atomic_set(tidal_check &c, Lane &l, void *stream, const CallDescription &what)
+{
+    const uint32_t rounds = c.seed ? static_cast<uint32_t>(c.seed) : AtomicSetCheck::kDefaultRounds;
+    AtomicSetCheck check(rounds, c.kind == TIDAL_CHECK_ATOMIC_SET_SHARED);
+    AtomicSetCheck::Words words = AtomicSetCheck::initial();
+    runtime_.memcpy(c.target, words.data(), words.size(), stream, what);
+    settle(stream, c.device, what); // the host threads must not start before the words are set
+    check.start(static_cast<unsigned char *>(c.target));
+    if (l.stream)
+        runtime_.event_record(l.start, stream, "recording a timing event");
+    check.release();
+    runtime_.kernel_atomic_set(c.device, c.target, TIDAL_ATOMIC_ALL, rounds, stream, what);
+    c.elapsed_ms = 0.0;
+    if (l.stream) {
+        runtime_.event_record(l.end, stream, "recording a timing event");
+        runtime_.event_synchronize(l.end, what);
+        c.elapsed_ms = runtime_.event_elapsed_ms(l.start, l.end, "reading a timing event");
+    }
+    settle(stream, c.device, what);
+    check.finish();
+    runtime_.memcpy(words.data(), c.target, words.size(), stream, what);
+    settle(stream, c.device, what);
+    c.result = check.wrong(words);
 }
 
 CheckRunner::Lane &CheckRunner::lane(int32_t device)
@@ -111,6 +181,8 @@ void CheckRunner::launch(const tidal_check &c, void *stream, uint64_t *mismatche
         return runtime_.memcpy(c.target, c.source, c.size, stream, what);
     case TIDAL_CHECK_SPIN:
         return runtime_.kernel_spin(c.device, c.seed, stream, what);
+    case TIDAL_CHECK_ATOMIC_SET: // run() takes these on their own path
+    case TIDAL_CHECK_ATOMIC_SET_SHARED:
     case TIDAL_CHECK_FORCE_32BIT: // never a kind: the C API refuses it before this
         break;
     }
@@ -131,6 +203,8 @@ void CheckRunner::run(tidal_check &c)
     // The caller's stream (after tidal_declare, say) when given: the kernel then runs after
     // whatever that stream waits for.
     void *stream = c.stream ? c.stream : l.stream;
+    if (c.kind == TIDAL_CHECK_ATOMIC_SET || c.kind == TIDAL_CHECK_ATOMIC_SET_SHARED)
+        return run_atomic_set(c, l, stream, what); // runs once: `repeat` is for timing loops
     if (l.stream)
         runtime_.event_record(l.start, stream, "recording a timing event");
     for (uint32_t i = 0; i < repeat; ++i)

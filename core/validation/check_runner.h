@@ -30,7 +30,11 @@ private:
     };
     void validate(const tidal_check &check) const;
     void check_operand(const void *p, size_t size, const char *name, int32_t device, bool kernel) const;
+    void validate_atomic_set(const tidal_check &check) const;
     Lane &lane(int32_t device);
+    // The atomic set: set the words, run the kernel (and host threads), read back, check.
+    void run_atomic_set(tidal_check &check, Lane &lane, void *stream, const CallDescription &what);
+    void settle(void *stream, int32_t device, const CallDescription &what);
     void launch(const tidal_check &check, void *stream, uint64_t *mismatches, CallDescription what);
 
     Runtime &runtime_;

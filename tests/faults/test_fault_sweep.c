@@ -219,6 +219,16 @@ static void workload(tidal_context *ctx, struct outcome *o)
         check.seed = 7;
         step(o, "check fill", tidal_check_run(ctx, &check));
     }
+    /* The atomic set with host threads at once: a failing copy, synchronisation or kernel must
+     * still join the host threads. */
+    if (managed != NULL) {
+        tidal_check atomics = TIDAL_CHECK_INIT;
+        atomics.kind = TIDAL_CHECK_ATOMIC_SET_SHARED;
+        atomics.target = managed;
+        atomics.size = TIDAL_ATOMIC_SET_BYTES;
+        atomics.seed = 1;
+        step(o, "check atomic set", tidal_check_run(ctx, &atomics));
+    }
 
     /* Queries: device memory (mem_info), a managed range, the clock. */
     tidal_device_info info = TIDAL_DEVICE_INFO_INIT;

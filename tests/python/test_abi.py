@@ -38,11 +38,13 @@ ENUMS = {
     "TIDAL_CHECK_": tidal.CheckKind,
     "TIDAL_OFFLOAD_": tidal.Offload,
     "TIDAL_RESTORE_": tidal.Restore,
+    "TIDAL_ATOMIC_": tidal.AtomicOp,
     "TIDAL_": tidal.Status,  # TIDAL_OK, TIDAL_ERROR_*
 }
 MODULE_CONSTANTS = {"TIDAL_DEVICE_DEFAULT": tidal.DEVICE_DEFAULT, "TIDAL_DEVICE_HOST": tidal.DEVICE_HOST,
                     "TIDAL_LOCATION_NONE": tidal.LOCATION_NONE, "TIDAL_TAG_MAX": tidal.TAG_MAX,
-                    "TIDAL_KIND_COUNT": tidal.KIND_COUNT, "TIDAL_DECLARE_LOOKAHEAD": 0x1}
+                    "TIDAL_KIND_COUNT": tidal.KIND_COUNT, "TIDAL_DECLARE_LOOKAHEAD": 0x1,
+                    "TIDAL_ATOMIC_SET_BYTES": tidal.ATOMIC_SET_BYTES}
 # Constants with no Python counterpart, and why.
 UNMIRRORED = {
     "TIDAL_VERSION_MAJOR", "TIDAL_VERSION_MINOR", "TIDAL_VERSION_PATCH", "TIDAL_VERSION_NUMBER",

@@ -1,5 +1,5 @@
 // MigrationScheduler with worker threads, over the simulated device: what an explicit
-// prefetch waits for.
+// prefetch waits for, and lookahead declarations joining a prefetch still queued.
 #include <doctest/doctest.h>
 
 #include <future>
@@ -10,6 +10,7 @@
 #include "gate.h"
 #include "migration/migration_scheduler.h"
 #include "runtime/sim/sim_module.h"
+#include "runtime/sim/sim_runtime.h"
 
 using namespace tidal;
 using namespace tidal::test;
@@ -23,6 +24,7 @@ constexpr size_t kMiB = size_t{1} << 20;
 Gate *migrations = nullptr;
 std::mutex log_mutex;
 std::vector<const void *> issued;
+std::vector<size_t> issued_sizes;
 
 struct HoldMigrations {
     explicit HoldMigrations(Gate &g) { migrations = &g; }
@@ -36,6 +38,7 @@ int gated_prefetch(void *rt, const void *ptr, size_t size, int32_t location, voi
     {
         std::lock_guard lock(log_mutex);
         issued.push_back(ptr);
+        issued_sizes.push_back(size);
     }
     return sim::sim_ops()->prefetch(rt, ptr, size, location, stream);
 }
@@ -50,10 +53,13 @@ const tidal_rt_ops *gated_ops()
     return &ops;
 }
 
+sim::SimRuntime *last_sim = nullptr; // the instance behind the latest gated runtime
+
 std::unique_ptr<Runtime> gated_runtime(const Settings &s)
 {
     void *rt = nullptr;
     REQUIRE(sim::sim_create(s.sim, &rt, nullptr, 0) == 0);
+    last_sim = static_cast<sim::SimRuntime *>(rt);
     return std::make_unique<Runtime>(gated_ops(), rt, "gated sim");
 }
 
@@ -74,6 +80,16 @@ struct System {
     }
 };
 
+AllocationRecord managed(Runtime &rt, size_t size)
+{
+    AllocationRecord owner;
+    owner.kind = TIDAL_KIND_MANAGED;
+    owner.device = 0;
+    owner.size = owner.raw_size = size;
+    owner.raw = owner.base = rt.alloc(TIDAL_KIND_MANAGED, 0, owner.size);
+    return owner;
+}
+
 DeclaredRange range(const AllocationRecord &owner, size_t offset, size_t size, int32_t device)
 {
     DeclaredRange r;
@@ -84,22 +100,23 @@ DeclaredRange range(const AllocationRecord &owner, size_t offset, size_t size, i
     return r;
 }
 
+// What every test here schedules on: the gated device in 2 MiB units, its events and chain.
+struct Rig {
+    Settings settings = ConfigLoader::from_string("runtime = \"sim\"\n[migration]\nchunk_size = \"2MiB\"\n");
+    std::unique_ptr<Runtime> runtime = gated_runtime(settings);
+    EventPool events{*runtime};
+    System system{*runtime};
+    PolicyChain chain{settings, &system.system};
+};
+
 } // namespace
 
 TEST_CASE("migration scheduler: an explicit prefetch waits only for queued moves of its own range")
 {
-    Settings s = ConfigLoader::from_string("runtime = \"sim\"\n[migration]\nchunk_size = \"2MiB\"\n");
-    auto runtime = gated_runtime(s);
-    EventPool events(*runtime);
-    System system(*runtime);
-    PolicyChain chain(s, &system.system);
-    AllocationRecord owner;
-    owner.kind = TIDAL_KIND_MANAGED;
-    owner.device = 0;
-    owner.size = owner.raw_size = 8 * kMiB;
-    owner.raw = owner.base = runtime->alloc(TIDAL_KIND_MANAGED, 0, owner.size);
+    Rig rig;
+    AllocationRecord owner = managed(*rig.runtime, 8 * kMiB);
     {
-        MigrationScheduler scheduler(*runtime, events, chain, &system.system, s.migration, true);
+        MigrationScheduler scheduler(*rig.runtime, rig.events, rig.chain, &rig.system.system, rig.settings.migration, true);
         Gate held; // after the scheduler: released before its workers join
         HoldMigrations hold(held);
         issued.clear();
@@ -131,5 +148,67 @@ TEST_CASE("migration scheduler: an explicit prefetch waits only for queued moves
         std::lock_guard lock(log_mutex);
         CHECK(issued == expected);
     }
-    runtime->free(TIDAL_KIND_MANAGED, 0, owner.raw, owner.raw_size);
+    rig.runtime->free(TIDAL_KIND_MANAGED, 0, owner.raw, owner.raw_size);
+}
+
+TEST_CASE("migration scheduler: back-to-back lookahead declarations join the prefetch still queued")
+{
+    Rig rig;
+    AllocationRecord busy = managed(*rig.runtime, 2 * kMiB), owner = managed(*rig.runtime, 16 * kMiB);
+    sim::SimRuntime *sim = last_sim;
+    for (size_t i = 0; i < owner.size; ++i)
+        static_cast<unsigned char *>(owner.base)[i] = static_cast<unsigned char>(i * 7);
+    {
+        MigrationScheduler scheduler(*rig.runtime, rig.events, rig.chain, &rig.system.system, rig.settings.migration, true);
+        Gate held;
+        HoldMigrations hold(held);
+        {
+            std::lock_guard lock(log_mutex);
+            issued.clear();
+            issued_sizes.clear();
+        }
+        const uint64_t calls_before = sim->calls(sim::Operation::prefetch);
+        // The worker is busy with another allocation's move, held at the gate ...
+        scheduler.declare(nullptr, {range(busy, 0, 2 * kMiB, 0)}, true);
+        REQUIRE(held.reached_within(kBound));
+        // ... while four lookahead declarations of adjacent 2 MiB arrive, one by one.
+        for (size_t k = 0; k < 4; ++k)
+            scheduler.declare(nullptr, {range(owner, k * 2 * kMiB, 2 * kMiB, 0)}, true);
+        // A range further on is not adjacent: a call of its own.
+        scheduler.declare(nullptr, {range(owner, 12 * kMiB, 2 * kMiB, 0)}, true);
+        // A plain declaration of a joined range must wait for the joined move.
+        auto plain = std::async(std::launch::async, [&] { scheduler.declare(nullptr, {range(owner, 6 * kMiB, 2 * kMiB, 0)}, false); });
+        CHECK(plain.wait_for(kStillWaiting) == std::future_status::timeout);
+        held.release();
+        finish(plain, "a plain declaration once the joined move was issued");
+        // Once issued, the open prefetch is closed: the next adjacent range is a call of its own.
+        scheduler.declare(nullptr, {range(owner, 8 * kMiB, 2 * kMiB, 0)}, true);
+        const tidal_migration_stats st = scheduler.stats(0);
+        scheduler.forget(owner); // waits for the workers
+        scheduler.forget(busy);
+        std::lock_guard lock(log_mutex);
+        const std::vector<const void *> first_three = {busy.base, owner.base, static_cast<char *>(owner.base) + 12 * kMiB};
+        REQUIRE(issued.size() >= 4);
+        CHECK(std::vector<const void *>(issued.begin(), issued.begin() + 3) == first_three);
+        CHECK(issued_sizes[0] == 2 * kMiB);
+        CHECK(issued_sizes[1] == 8 * kMiB); // four declarations, one runtime call
+        CHECK(issued_sizes[2] == 2 * kMiB);
+        CHECK(issued[3] == static_cast<char *>(owner.base) + 8 * kMiB);
+        // The simulated device's own count: 4 prefetch calls (not 7) before the forgets.
+        CHECK(st.migration_calls == 4);
+        CHECK(st.migrated_bytes == 14 * kMiB); // the plain declaration found its range resident
+        CHECK(sim->calls(sim::Operation::prefetch) - calls_before >= 4);
+        // The data went along: every page of [0, 10 MiB) and [12, 14 MiB) reached device 0.
+        for (size_t off = 0; off < 14 * kMiB; off += 2 * kMiB) {
+            if (off == 10 * kMiB)
+                continue;
+            const auto page = sim->page_at(static_cast<char *>(owner.base) + off);
+            REQUIRE(page.has_value());
+            CHECK(page->has(0));
+        }
+    }
+    for (size_t i = 0; i < owner.size; i += 4099)
+        REQUIRE(static_cast<unsigned char *>(owner.base)[i] == static_cast<unsigned char>(i * 7));
+    rig.runtime->free(TIDAL_KIND_MANAGED, 0, owner.raw, owner.raw_size);
+    rig.runtime->free(TIDAL_KIND_MANAGED, 0, busy.raw, busy.raw_size);
 }

@@ -49,9 +49,44 @@ const char *verdict_name(Verdict v)
 // offload and fault are elastic memory's own ("-" for the other kinds).
 const std::vector<std::string> kChecks = {"alloc", "touch", "pattern", "migrate", "atomics", "offload", "fault"};
 
+// The atomic set (TIDAL_CHECK_ATOMIC_SET): one cell per operation, run by the device alone and
+// with host threads on the same words at once.
+const char *const kAtomicOps[] = {"and32", "or32", "xor32", "add32", "sub32", "min32", "max32", "exch32", "cas32",
+                                  "and64", "or64", "xor64", "add64", "sub64", "min64", "max64", "exch64", "cas64",
+                                  "fadd32"};
+constexpr size_t kAtomicOpCount = sizeof kAtomicOps / sizeof kAtomicOps[0];
+static_assert(TIDAL_ATOMIC_ALL == (1u << kAtomicOpCount) - 1, "one name per TIDAL_ATOMIC_* bit");
+
+struct AtomicCells {
+    Outcome device[kAtomicOpCount];
+    Outcome shared[kAtomicOpCount]; // host threads and the device at once
+};
+
+// Which kinds are fine-grained on AMD: coherent with the host, and where MI200's hardware
+// float atomics do nothing. Device and managed_coarse memory are coarse-grained.
+bool fine_grained(tidal_kind k)
+{
+    return k == TIDAL_KIND_PINNED || k == TIDAL_KIND_PAGEABLE || k == TIDAL_KIND_DEVICE_FINE || k == TIDAL_KIND_MANAGED;
+}
+
+bool host_reachable(tidal_kind k) { return TIDAL_KIND_IS_HOST(k) || TIDAL_KIND_IS_MANAGED(k); }
+
+// Why an atomic operation is known not to work on a kind of memory of this device ("" when it
+// should). The one list of such rules: every unsupported cell of the table names one.
+std::string atomic_unsupported_reason(const tidal_device_info &dev, tidal_kind kind, size_t op)
+{
+    if (kind == TIDAL_KIND_PAGEABLE && !(dev.flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS))
+        return "system-scope atomics on pageable memory need HMM (XNACK on for AMD): this device cannot reach it";
+    if ((1u << op) == TIDAL_ATOMIC_FADD32 && std::string(dev.arch).rfind("gfx90a", 0) == 0 && fine_grained(kind))
+        return "float atomics on fine-grained memory on MI200: its hardware float add does nothing there "
+               "(coarse-grained device or managed_coarse memory works)";
+    return "";
+}
+
 struct Row {
     tidal_kind kind;
     std::map<std::string, Outcome> checks;
+    AtomicCells atomics;
     bool failed() const
     {
         return std::any_of(checks.begin(), checks.end(), [](const auto &c) { return c.second.verdict == Verdict::fail; });
@@ -67,7 +102,7 @@ public:
 
     Row run()
     {
-        Row row{kind_, {}};
+        Row row{kind_, {}, {}};
         for (const auto &c : kChecks)
             row.checks[c] = {};
         tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
@@ -91,11 +126,14 @@ public:
             const std::string why = "the device cannot access pageable memory (no HMM / XNACK off)";
             for (const char *c : {"touch", "pattern", "migrate", "atomics"})
                 row.checks[c] = {Verdict::unsupported, why};
+            for (size_t op = 0; op < kAtomicOpCount; ++op)
+                row.atomics.device[op] = row.atomics.shared[op] = {Verdict::unsupported,
+                                                                   atomic_unsupported_reason(dev_, kind_, op)};
         } else {
             row.checks["touch"] = touch(p);
             row.checks["pattern"] = pattern(p);
             row.checks["migrate"] = migrate(p);
-            row.checks["atomics"] = atomics(p);
+            row.checks["atomics"] = atomics(p, row.atomics);
             if (kind_ == TIDAL_KIND_ELASTIC)
                 offload_round_trip(p, row);
         }
@@ -185,42 +223,46 @@ private:
         return {Verdict::pass, "host<->device twice; attributes and pattern checked after each move"};
     }
 
-    Outcome atomics(void *p)
+    // One run of the atomic set: fills `cells`, one per operation.
+    void atomic_run(void *p, tidal_check_kind kind, Outcome *cells)
     {
-        constexpr size_t kCounters = 1024;
-        constexpr uint32_t kRounds = 100;
-        const size_t bytes = std::min<size_t>(size_, kCounters * 8);
-        // A pinned host buffer is where the host reads the counters for every kind.
-        tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
-        desc.kind = TIDAL_KIND_PINNED;
-        void *host = nullptr;
-        if (tidal_status s = tidal_alloc(ctx_, bytes, &desc, &host); s != TIDAL_OK)
-            return {Verdict::fail, "pinned staging buffer: " + failure_text(s)};
-        auto *h = static_cast<uint64_t *>(host);
-        Outcome result{Verdict::pass, fmt::format("{} rounds of atomicAdd on {} counters", kRounds, bytes / 8)};
-        std::fill(h, h + bytes / 8, 0);
-        tidal_status s = run_check(ctx_, TIDAL_CHECK_RUNTIME_COPY, dev_.index, p, bytes, 0, nullptr, host);
-        if (s == TIDAL_OK)
-            s = run_check(ctx_, TIDAL_CHECK_ATOMIC_ADD, dev_.index, p, bytes, kRounds);
-        if (s == TIDAL_OK)
-            s = run_check(ctx_, TIDAL_CHECK_RUNTIME_COPY, dev_.index, host, bytes, 0, nullptr, p);
-        if (s != TIDAL_OK) {
-            result = {Verdict::fail, failure_text(s)};
-        } else {
-            size_t wrong = 0;
-            for (size_t i = 0; i < bytes / 8; ++i)
-                wrong += h[i] != kRounds;
-            // Kinds the host can read directly are read again without the copy.
-            if (host_readable())
-                for (size_t i = 0; i < bytes / 8; ++i)
-                    wrong += static_cast<const uint64_t *>(p)[i] != kRounds;
-            if (wrong)
-                result = {Verdict::fail, fmt::format("{} counters hold the wrong count", wrong)};
-            else if (host_readable())
-                result.detail += ", read back by the host directly";
+        uint64_t wrong = 0;
+        const tidal_status s = run_check(ctx_, kind, dev_.index, p, TIDAL_ATOMIC_SET_BYTES, 0, &wrong);
+        const std::string failure = s == TIDAL_OK ? "" : failure_text(s);
+        for (size_t op = 0; op < kAtomicOpCount; ++op) {
+            const std::string reason = atomic_unsupported_reason(dev_, kind_, op);
+            const bool exact = s == TIDAL_OK && !(wrong >> op & 1u);
+            if (exact)
+                cells[op] = {Verdict::pass, reason.empty() ? "exact" : "exact, although expected to fail: " + reason};
+            else if (!reason.empty())
+                cells[op] = {Verdict::unsupported, reason};
+            else
+                cells[op] = {Verdict::fail, s == TIDAL_OK ? "the word came out wrong" : failure};
         }
-        tidal_free(ctx_, host);
-        return result;
+    }
+
+    Outcome atomics(void *p, AtomicCells &cells)
+    {
+        atomic_run(p, TIDAL_CHECK_ATOMIC_SET, cells.device);
+        const bool shared = host_reachable(kind_);
+        if (shared)
+            atomic_run(p, TIDAL_CHECK_ATOMIC_SET_SHARED, cells.shared);
+        else
+            for (Outcome &c : cells.shared)
+                c = {Verdict::skipped, "device memory: the host cannot reach it"};
+        size_t failed = 0, unsupported = 0;
+        for (size_t op = 0; op < kAtomicOpCount; ++op)
+            for (const Outcome *c : {&cells.device[op], &cells.shared[op]}) {
+                failed += c->verdict == Verdict::fail;
+                unsupported += c->verdict == Verdict::unsupported;
+            }
+        const std::string what = fmt::format("{} atomics (32/64-bit integer, float add), device{}", kAtomicOpCount,
+                                             shared ? " alone and with host threads at once" : " alone");
+        if (failed)
+            return {Verdict::fail, fmt::format("{}: {} cell(s) wrong", what, failed)};
+        if (unsupported)
+            return {Verdict::unsupported, fmt::format("{}: {} cell(s) unsupported, see the atomics table", what, unsupported)};
+        return {Verdict::pass, what + ": every word exact"};
     }
 
     Outcome expect_residency(void *p, uint64_t resident, const char *when)
@@ -341,6 +383,88 @@ Bandwidth measure_bandwidth(tidal_context *ctx, const tidal_device_info &dev, si
     return b;
 }
 
+// What the device reports (hostNativeAtomicSupported) against what the shared runs saw.
+struct AtomicsSeen {
+    std::vector<std::string> exact, wrong; // kinds whose host+device run was exact / not
+    std::string summary(const tidal_device_info &dev) const
+    {
+        const bool reported = dev.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS;
+        auto list = [](const std::vector<std::string> &v) {
+            std::string out;
+            for (const std::string &k : v)
+                out += (out.empty() ? "" : ", ") + k;
+            return out.empty() ? std::string("none") : out;
+        };
+        return fmt::format("host-native atomics: the device reports {} (hostNativeAtomicSupported); host threads and "
+                           "kernels at once were exact on: {}; wrong or not run on: {}",
+                           reported ? "yes" : "no", list(exact), list(wrong));
+    }
+};
+
+AtomicsSeen atomics_seen(const std::vector<Row> &rows)
+{
+    AtomicsSeen seen;
+    for (const Row &r : rows) {
+        const Outcome *cells = r.atomics.shared;
+        if (cells[0].verdict == Verdict::skipped || r.checks.at("alloc").verdict != Verdict::pass)
+            continue; // not run: device memory, or not allocated
+        std::string unsupported;
+        bool wrong = false, any = false;
+        for (size_t op = 0; op < kAtomicOpCount; ++op) {
+            wrong |= cells[op].verdict == Verdict::fail;
+            any |= cells[op].verdict == Verdict::pass;
+            if (cells[op].verdict == Verdict::unsupported)
+                unsupported += std::string(unsupported.empty() ? "" : " ") + kAtomicOps[op];
+        }
+        std::string name = tidal_kind_name(r.kind);
+        if (any && !unsupported.empty())
+            name += " (unsupported: " + unsupported + ")";
+        (wrong || !any ? seen.wrong : seen.exact).push_back(name);
+    }
+    return seen;
+}
+
+// Rows: kind x (device alone, host+device); columns: the operations; then a reason for every
+// cell that is not a pass, one line per distinct reason.
+void print_atomics(const std::vector<Row> &rows)
+{
+    fmt::print("  atomics ({} = exact, FAIL = wrong, unsup = unsupported, - = not run)\n  {:<29}", "ok", "kind / who");
+    for (const char *op : kAtomicOps)
+        fmt::print(" {:<6}", op);
+    fmt::print("\n");
+    auto cell = [](const Outcome &c) {
+        switch (c.verdict) {
+        case Verdict::pass: return "ok";
+        case Verdict::fail: return "FAIL";
+        case Verdict::unsupported: return "unsup";
+        case Verdict::skipped: return "-";
+        }
+        return "?";
+    };
+    std::vector<std::pair<std::string, std::string>> notes; // reason, the cells it explains
+    for (const Row &r : rows) {
+        if (r.checks.at("alloc").verdict != Verdict::pass)
+            continue;
+        for (const auto &[who, cells] : {std::pair{"device", r.atomics.device}, std::pair{"host+device", r.atomics.shared}}) {
+            fmt::print("  {:<29}", fmt::format("{} / {}", tidal_kind_name(r.kind), who));
+            for (size_t op = 0; op < kAtomicOpCount; ++op) {
+                fmt::print(" {:<6}", cell(cells[op]));
+                if (cells[op].verdict != Verdict::pass && cells[op].verdict != Verdict::skipped) {
+                    const std::string where = fmt::format("{} {} ({})", tidal_kind_name(r.kind), kAtomicOps[op], who);
+                    auto it = std::find_if(notes.begin(), notes.end(), [&](const auto &n) { return n.first == cells[op].detail; });
+                    if (it == notes.end())
+                        notes.emplace_back(cells[op].detail, where);
+                    else
+                        it->second += ", " + where;
+                }
+            }
+            fmt::print("\n");
+        }
+    }
+    for (const auto &[reason, cells] : notes)
+        fmt::print("    {}: {}\n", cells, reason);
+}
+
 int run_validate(const ValidateOptions &o)
 {
     if (o.size % 8 != 0 || o.bandwidth_size % 8 != 0) {
@@ -376,9 +500,16 @@ int run_validate(const ValidateOptions &o)
             nlohmann::json jr{{"kind", tidal_kind_name(r.kind)}};
             for (const auto &c : kChecks)
                 jr["checks"][c] = {{"result", verdict_name(r.checks.at(c).verdict)}, {"detail", r.checks.at(c).detail}};
+            for (size_t op = 0; op < kAtomicOpCount; ++op)
+                for (const auto &[mode, cell] : {std::pair{"device", &r.atomics.device[op]}, std::pair{"host_and_device", &r.atomics.shared[op]}})
+                    jr["atomics"][mode][kAtomicOps[op]] = {{"result", verdict_name(cell->verdict)}, {"detail", cell->detail}};
             jd["kinds"].push_back(jr);
             failed |= r.failed();
         }
+        const AtomicsSeen seen = atomics_seen(rows);
+        jd["atomics"] = {{"host_native_atomics_reported", (dev.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS) != 0},
+                         {"host_and_device_exact_on", seen.exact}, {"host_and_device_wrong_on", seen.wrong},
+                         {"summary", seen.summary(dev)}};
         jd["bandwidth"] = {{"result", verdict_name(bw.outcome.verdict)}, {"detail", bw.outcome.detail},
                            {"bytes", bw.bytes}, {"kernel_gbs", bw.kernel_gbs}, {"runtime_memcpy_gbs", bw.runtime_gbs},
                            {"ratio", bw.ratio}};
@@ -406,6 +537,8 @@ int run_validate(const ValidateOptions &o)
                         (out.verdict == Verdict::skipped && !out.detail.empty()))
                         fmt::print("    {} / {}: {}: {}\n", tidal_kind_name(r.kind), c, verdict_name(out.verdict), out.detail);
                 }
+            print_atomics(rows);
+            fmt::print("  {}\n", seen.summary(dev));
             fmt::print("  bandwidth ({} MiB device-to-device): {}: {}\n\n", bw_bytes >> 20, verdict_name(bw.outcome.verdict),
                        bw.outcome.detail);
         }

@@ -11,12 +11,12 @@ the installed libdir, then by the dynamic linker. Failures raise the subclasses 
 tidal.TidalError, which carry tidal's detailed message. tidal.torch installs tidal as
 PyTorch's CUDA allocator.
 """
-from ._native import DEVICE_DEFAULT, DEVICE_HOST, KIND_COUNT, LOCATION_NONE, TAG_MAX
+from ._native import ATOMIC_SET_BYTES, DEVICE_DEFAULT, DEVICE_HOST, KIND_COUNT, LOCATION_NONE, TAG_MAX
 from .context import (AccessRange, Allocation, CheckResult, Context, DeviceInfo, ElasticResult,
                       MigrationStats,
                       PointerInfo, PoolStats, RangeInfo, SystemInfo, file_name_expand, kind_name, library_path,
                       status_name, status_string, version, version_number)
-from .enums import (Access, Advice, CheckKind, Coherency, DeviceFlag, Hint, Kind, LinkType, Offload,
+from .enums import (Access, Advice, AtomicOp, CheckKind, Coherency, DeviceFlag, Hint, Kind, LinkType, Offload,
                     Restore, Status, Xnack)
 from .errors import (BudgetExceededError, BufferTooSmallError, ConfigError, DeviceRuntimeError,
                      IllegalAccessError, InternalError, InvalidArgumentError, NoDeviceError,
@@ -26,11 +26,11 @@ from .errors import (BudgetExceededError, BufferTooSmallError, ConfigError, Devi
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEVICE_DEFAULT", "DEVICE_HOST", "KIND_COUNT", "LOCATION_NONE", "TAG_MAX",
+    "ATOMIC_SET_BYTES", "DEVICE_DEFAULT", "DEVICE_HOST", "KIND_COUNT", "LOCATION_NONE", "TAG_MAX",
     "AccessRange", "Allocation", "CheckResult", "Context", "DeviceInfo", "ElasticResult", "MigrationStats",
     "PointerInfo", "PoolStats", "RangeInfo", "SystemInfo",
     "file_name_expand", "kind_name", "library_path", "status_name", "status_string", "version", "version_number",
-    "Access", "Advice", "CheckKind", "Coherency", "DeviceFlag", "Hint", "Kind", "Offload", "Restore", "Status",
+    "Access", "Advice", "AtomicOp", "CheckKind", "Coherency", "DeviceFlag", "Hint", "Kind", "Offload", "Restore", "Status",
     "Xnack", "LinkType",
     "TidalError", "InvalidArgumentError", "OutOfMemoryError", "NotSupportedError", "NoDeviceError",
     "UnknownPointerError", "ConfigError", "PluginError", "DeviceRuntimeError",

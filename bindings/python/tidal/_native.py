@@ -19,6 +19,7 @@ DEVICE_DEFAULT = -1
 DEVICE_HOST = -2
 LOCATION_NONE = -3
 TAG_MAX = 64
+ATOMIC_SET_BYTES = 304  # the least an ATOMIC_SET check's target holds
 KIND_COUNT = 8
 
 c_status = ctypes.c_int  # tidal_status, a C enum

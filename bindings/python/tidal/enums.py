@@ -126,6 +126,34 @@ class CheckKind(enum.IntEnum):
     ATOMIC_ADD = 7
     RUNTIME_COPY = 8
     SPIN = 9
+    ATOMIC_SET = 10
+    ATOMIC_SET_SHARED = 11
+
+
+class AtomicOp(enum.IntFlag):
+    """TIDAL_ATOMIC_*: the atomic set's operations (CheckResult.result of an ATOMIC_SET check:
+    the operations whose word came out wrong)."""
+    NONE = 0
+    AND32 = 0x00001
+    OR32 = 0x00002
+    XOR32 = 0x00004
+    ADD32 = 0x00008
+    SUB32 = 0x00010
+    MIN32 = 0x00020
+    MAX32 = 0x00040
+    EXCH32 = 0x00080
+    CAS32 = 0x00100
+    AND64 = 0x00200
+    OR64 = 0x00400
+    XOR64 = 0x00800
+    ADD64 = 0x01000
+    SUB64 = 0x02000
+    MIN64 = 0x04000
+    MAX64 = 0x08000
+    EXCH64 = 0x10000
+    CAS64 = 0x20000
+    FADD32 = 0x40000
+    ALL = 0x7FFFF
 
 
 class Status(enum.IntEnum):

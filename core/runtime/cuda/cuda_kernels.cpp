@@ -64,6 +64,14 @@ int rt_kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t coun
     return settle(static_cast<cudaError_t>(tidal_kernel_atomic_add(counters, count, iterations, stream)));
 }
 
+int rt_kernel_atomic_set(void *, int32_t device, void *words, uint32_t ops, uint32_t rounds, void *stream) noexcept
+{
+    const DeviceScope scope(device);
+    if (scope.status() != cudaSuccess)
+        return settle(scope.status());
+    return settle(static_cast<cudaError_t>(tidal_kernel_atomic_set(words, ops, rounds, stream)));
+}
+
 int rt_kernel_spin(void *, int32_t device, uint64_t ns, void *stream) noexcept
 {
     const DeviceScope scope(device);

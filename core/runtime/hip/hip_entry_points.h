@@ -89,6 +89,8 @@ int rt_kernel_triad(void *rt, int32_t device, double *a, const double *b, const 
 int rt_kernel_spin(void *rt, int32_t device, uint64_t ns, void *stream) noexcept;
 int rt_kernel_atomic_add(void *rt, int32_t device, uint64_t *counters, size_t count,
                          uint32_t iterations, void *stream) noexcept;
+int rt_kernel_atomic_set(void *rt, int32_t device, void *words, uint32_t ops, uint32_t rounds,
+                         void *stream) noexcept;
 int rt_kernel_batch_copy(void *rt, int32_t device, const tidal_rt_copy_item *items, uint32_t count,
                          uint64_t max_size, void *stream) noexcept;
 #endif

@@ -74,6 +74,12 @@ int rt_kernel_atomic_add(void *, int32_t device, uint64_t *counters, size_t coun
     });
 }
 
+int rt_kernel_atomic_set(void *, int32_t device, void *words, uint32_t ops, uint32_t rounds,
+                         void *stream) noexcept
+{
+    return on_device(device, [&] { return tidal_kernel_atomic_set(words, ops, rounds, stream); });
+}
+
 int rt_kernel_spin(void *, int32_t device, uint64_t ns, void *stream) noexcept
 {
     return on_device(device, [&] { return tidal_kernel_spin(ns, stream); });

@@ -75,6 +75,7 @@ constexpr tidal_rt_ops kHipOps = {
     .peer_info = rt_peer_info,
     .peer_enable = rt_peer_enable,
     .memcpy_peer = rt_memcpy_peer,
+    .kernel_atomic_set = TIDAL_HIP_KERNEL(rt_kernel_atomic_set),
 };
 
 } // namespace

@@ -21,6 +21,13 @@ std::string amd_arch(std::string arch, bool xnack)
     return arch + (xnack ? ":xnack+" : ":xnack-");
 }
 
+// hostNativeAtomicSupported as the profile says ([device] host_native_atomics; the H200
+// reports 0, an absent flag reads false). The one reading of it.
+bool host_native_atomics(const SimProfile &profile)
+{
+    return profile.host_native_atomics;
+}
+
 } // namespace
 
 int SimRuntime::device_count(int32_t *count) const
@@ -56,7 +63,7 @@ int SimRuntime::device_props(int32_t device, tidal_rt_device_props *props) const
     // H200 has no HMM; on AMD pageable access is exactly the XNACK mode (hip-memory-facts).
     p.pageable_access = amd_ && xnack_ ? 1 : 0;
     p.migrates_on_fault = xnack_ ? 1 : 0;
-    p.host_native_atomics = profile_.host_native_atomics ? 1 : 0;
+    p.host_native_atomics = host_native_atomics(profile_) ? 1 : 0;
     p.fine_grained = amd_ ? 1 : 0;
     p.xnack = amd_ ? (xnack_ ? TIDAL_XNACK_ON : TIDAL_XNACK_OFF) : TIDAL_XNACK_NOT_APPLICABLE;
     // The profile's host NUMA node for the device: real host nodes, so that binding staging

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "atomic_set.h"
 #include "pattern.h"
 #include "runtime/sim/sim_errors.h"
 #include "runtime/sim/sim_runtime.h"
@@ -277,6 +278,45 @@ int SimRuntime::kernel_atomic_add(int32_t device, uint64_t *counters, size_t cou
                           for (size_t i = 0; i < count; ++i)
                               counters[i] += iterations;
                       });
+}
+
+namespace {
+
+namespace as = tidal::atomic_set;
+
+} // namespace
+
+bool SimRuntime::fine_grained(const Target &target) const
+{
+    if (!amd_)
+        return false; // the fine/coarse distinction is AMD's
+    const SimAllocation *a = target.allocation;
+    if (a == nullptr) // registered or pageable host memory (elastic memory is device memory)
+        return target.reach == Reach::link;
+    if (a->kind == TIDAL_KIND_DEVICE_FINE || a->kind == TIDAL_KIND_PINNED || a->kind == TIDAL_KIND_PAGEABLE)
+        return true;
+    return a->managed() && !a->advice.coarse;
+}
+
+int SimRuntime::kernel_atomic_set(int32_t device, void *words, uint32_t ops, uint32_t rounds, void *stream)
+{
+    Lock lock(*this);
+    SimStream *s = nullptr;
+    const bool ok = words != nullptr && reinterpret_cast<uintptr_t>(words) % 16 == 0 && rounds > 0 &&
+                    (ops & ~as::kAllOps) == 0;
+    if (int e = kernel_prologue(device, stream, ok, &s))
+        return e;
+    // MI200 (gfx90a) float atomics in hardware do nothing on fine-grained memory (AMD's MI200
+    // guide, "unsafe" FP atomics); the kernel uses them there, so the model drops those adds.
+    const Access access{words, as::kBytes, true, static_cast<double>(rounds) * as::kDeviceThreads / 8.0};
+    const bool mi200 = amd_ && profile_.arch.rfind("gfx90a", 0) == 0;
+    const bool float_adds = !(mi200 && fine_grained(classify_access(device, access)));
+    auto *bytes = static_cast<unsigned char *>(words);
+    return run_kernel(device, s, {access}, false, [&] {
+        for (uint32_t r = 0; r < rounds; ++r)
+            for (uint32_t t = 0; t < as::kDeviceThreads; ++t)
+                as::cpu_round(bytes, ops, t, r, float_adds);
+    });
 }
 
 int SimRuntime::kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count,

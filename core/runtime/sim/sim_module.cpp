@@ -190,6 +190,11 @@ int rt_kernel_atomic_add(void *rt, int32_t device, uint64_t *counters, size_t co
         return self(rt).kernel_atomic_add(device, counters, count, iterations, stream);
     });
 }
+int rt_kernel_atomic_set(void *rt, int32_t device, void *words, uint32_t ops, uint32_t rounds,
+                         void *stream)
+{
+    return guarded([&] { return self(rt).kernel_atomic_set(device, words, ops, rounds, stream); });
+}
 int rt_kernel_batch_copy(void *rt, int32_t device, const tidal_rt_copy_item *items, uint32_t count,
                          uint64_t max_size, void *stream)
 {
@@ -306,6 +311,7 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .peer_info = rt_peer_info,
         .peer_enable = rt_peer_enable,
         .memcpy_peer = rt_memcpy_peer,
+        .kernel_atomic_set = rt_kernel_atomic_set,
     };
 }
 

@@ -131,6 +131,10 @@ public:
     int kernel_spin(int32_t device, uint64_t ns, void *stream);
     int kernel_atomic_add(int32_t device, uint64_t *counters, size_t count, uint32_t iterations,
                           void *stream);
+    // The atomic set on the CPU (atomic operations, so host threads may share the words), as
+    // the profile's device would see it: an MI200-class profile (AMD gfx90a) drops float adds
+    // on fine-grained memory, as its hardware float atomics do.
+    int kernel_atomic_set(int32_t device, void *words, uint32_t ops, uint32_t rounds, void *stream);
     // Reads the table from (simulated) device memory; each item's ranges follow the XNACK
     // rules of any kernel access. Cost: one launch plus the table and every item's traffic.
     int kernel_batch_copy(int32_t device, const tidal_rt_copy_item *items, uint32_t count,
@@ -202,6 +206,9 @@ private:
 
     // Everything below expects mutex_ held.
     SimAllocation *find(const void *ptr) const;
+    // AMD's fine-grained memory (pinned and pageable host, fine-grained device, managed
+    // without coarse-grain advice), where MI200's hardware float atomics do not work.
+    bool fine_grained(const Target &target) const;
     SimAllocation *find_range(const void *ptr, uint64_t size) const;
     bool registered(const void *ptr, uint64_t size) const;
     SimReservation *find_reservation(const void *ptr) const;
