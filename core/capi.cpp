@@ -8,6 +8,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -31,25 +32,34 @@ tidal_status fail(tidal_status status, const std::string &message) noexcept
     return status;
 }
 
-// Runs `body`, turning whatever it throws into a status and the thread's message.
-template <typename Body> tidal_status guarded(const char *function, Body &&body) noexcept
+// Runs `body`, turning whatever it throws into a status and the thread's message; a status
+// other than TIDAL_OK counts in `ctx`'s statistics (when given). Only the catch blocks touch
+// `ctx`: a call that succeeds pays nothing for the count.
+template <typename Body> tidal_status guarded(tidal_context *ctx, const char *function, Body &&body) noexcept
 {
+    auto counted = [ctx](tidal_status status) noexcept {
+        if (ctx)
+            ctx->impl.count_error(status);
+        return status;
+    };
     try {
         body();
         return TIDAL_OK;
     } catch (const tidal::Error &e) {
-        return fail(e.status(), fmt::format("{}: {}", function, e.what()));
+        return counted(fail(e.status(), fmt::format("{}: {}", function, e.what())));
     } catch (const std::bad_alloc &) {
-        return fail(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{}: host memory exhausted inside tidal", function));
+        return counted(fail(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{}: host memory exhausted inside tidal", function)));
     } catch (const std::length_error &e) {
         // A container asked to hold more than it ever can: only a count or size from the
         // caller gets that large, so it is the caller's argument, not tidal's fault.
-        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("{}: a count or size is too large to handle ({}); check the arguments", function, e.what()));
+        return counted(fail(TIDAL_ERROR_INVALID_ARGUMENT,
+                            fmt::format("{}: a count or size is too large to handle ({}); check the arguments", function,
+                                        e.what())));
     } catch (const std::exception &e) {
-        return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: internal error: {}; please report it", function, e.what()));
+        return counted(
+            fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: internal error: {}; please report it", function, e.what())));
     } catch (...) {
-        return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: unknown internal error; please report it", function));
+        return counted(fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: unknown internal error; please report it", function)));
     }
 }
 
@@ -72,7 +82,7 @@ tidal_status create(const char *function, tidal_context **out, tidal::Settings (
     if (!out)
         return null_argument(function, "out");
     *out = nullptr;
-    return guarded(function, [&] { *out = new tidal_context(load(arg)); });
+    return guarded(nullptr, function, [&] { *out = new tidal_context(load(arg)); });
 }
 
 tidal_status allocate_older(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
@@ -102,7 +112,7 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
             return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
         d = desc;
     }
-    return guarded(fn, [&] { *out = ctx->impl.allocate(size, *d, stream); });
+    return guarded(ctx, fn, [&] { *out = ctx->impl.allocate(size, *d, stream); });
 }
 
 // A desc from a caller built against an older tidal.h: copied over the defaults, then allocated
@@ -130,10 +140,57 @@ tidal_status elastic_call(const char *fn, tidal_context *ctx, tidal_elastic_resu
         if (tidal_status s = check_struct_size<tidal_elastic_result>(fn, "out", given); s != TIDAL_OK)
             return s;
     tidal_elastic_result result = TIDAL_ELASTIC_RESULT_INIT;
-    const tidal_status status = guarded(fn, [&] { body(result); });
+    const tidal_status status = guarded(ctx, fn, [&] { body(result); });
     if (out)
         tidal::abi::write_out(out, given, result);
     return status;
+}
+
+// What tidal_pointer_query and tidal_allocations_list say of one allocation.
+tidal_pointer_info pointer_info(tidal_context *ctx, const tidal::AllocationRecord &r)
+{
+    tidal_pointer_info out = TIDAL_POINTER_INFO_INIT;
+    out.base = r.base;
+    out.size = r.size;
+    out.kind = r.kind;
+    out.device = r.device;
+    out.hints = r.hints;
+    out.advice = r.advice;
+    out.alignment = r.alignment;
+    std::memcpy(out.tag, r.tag, sizeof out.tag);
+    const size_t n = strnlen(r.placed_by, sizeof out.placed_by - 1);
+    std::memcpy(out.placed_by, r.placed_by, n);
+    out.placed_by[n] = '\0';
+    const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r);
+    out.resident_bytes = b.resident;
+    out.offloaded_bytes = b.offloaded;
+    out.discarded_bytes = b.discarded;
+    return out;
+}
+
+// A text result (tidal_config_describe, tidal_stats_json): at most `capacity` bytes with the
+// NUL, *needed the full length + 1, BUFFER_TOO_SMALL when it did not fit.
+template <typename Make>
+tidal_status text_out(tidal_context *ctx, const char *fn, char *buf, size_t capacity, size_t *needed, Make &&make) noexcept
+{
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!buf && capacity > 0)
+        return null_argument(fn, "buf");
+    std::string text;
+    if (tidal_status s = guarded(ctx, fn, [&] { text = make(ctx); }); s != TIDAL_OK)
+        return s;
+    if (needed)
+        *needed = text.size() + 1;
+    if (capacity > 0) {
+        const size_t n = std::min(capacity - 1, text.size());
+        std::memcpy(buf, text.data(), n);
+        buf[n] = '\0';
+    }
+    if (capacity < text.size() + 1)
+        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL,
+                    fmt::format("{}: the text needs {} bytes, the buffer has {}", fn, text.size() + 1, capacity));
+    return TIDAL_OK;
 }
 
 } // namespace
@@ -235,7 +292,7 @@ TIDAL_API tidal_status tidal_context_create_from_string(const char *toml, tidal_
 
 TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx)
 {
-    return guarded("tidal_context_destroy", [&] { delete ctx; });
+    return guarded(nullptr, "tidal_context_destroy", [&] { delete ctx; });
 }
 
 TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void **out)
@@ -249,7 +306,7 @@ TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
         return null_argument("tidal_free", "ctx");
     if (!ptr)
         return TIDAL_OK;
-    return guarded("tidal_free", [&] { ctx->impl.release(ptr); });
+    return guarded(ctx, "tidal_free", [&] { ctx->impl.release(ptr); });
 }
 
 TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, tidal_pointer_info *info)
@@ -262,26 +319,7 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
-        const tidal::AllocationRecord r = ctx->impl.query(ptr);
-        tidal_pointer_info out = TIDAL_POINTER_INFO_INIT;
-        out.base = r.base;
-        out.size = r.size;
-        out.kind = r.kind;
-        out.device = r.device;
-        out.hints = r.hints;
-        out.advice = r.advice;
-        out.alignment = r.alignment;
-        std::memcpy(out.tag, r.tag, sizeof out.tag);
-        const size_t n = strnlen(r.placed_by, sizeof out.placed_by - 1);
-        std::memcpy(out.placed_by, r.placed_by, n);
-        out.placed_by[n] = '\0';
-        const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r);
-        out.resident_bytes = b.resident;
-        out.offloaded_bytes = b.offloaded;
-        out.discarded_bytes = b.discarded;
-        tidal::abi::write_out(info, given, out);
-    });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(info, given, pointer_info(ctx, ctx->impl.query(ptr))); });
 }
 
 TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_info *info)
@@ -294,7 +332,7 @@ TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_in
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_system_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         const tidal::Runtime &rt = ctx->impl.runtime();
         tidal_system_info out = TIDAL_SYSTEM_INFO_INIT;
         std::snprintf(out.runtime, sizeof out.runtime, "%s", rt.name());
@@ -314,30 +352,50 @@ TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_device_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.device_info(device)); });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(info, given, ctx->impl.device_info(device)); });
 }
 
 TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
 {
-    static const char *fn = "tidal_config_describe";
+    return text_out(ctx, "tidal_config_describe", buf, capacity, needed, [](tidal_context *c) { return c->impl.describe(); });
+}
+
+// ---- telemetry: statistics and listings ----------------------------------------------------
+
+TIDAL_API tidal_status tidal_stats_json(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
+{
+    return text_out(ctx, "tidal_stats_json", buf, capacity, needed,
+                    [](tidal_context *c) { return c->impl.stats().to_json(); });
+}
+
+TIDAL_API tidal_status tidal_allocations_list(tidal_context *ctx, tidal_pointer_info *infos, size_t capacity,
+                                              size_t *count)
+{
+    static const char *fn = "tidal_allocations_list";
     if (!ctx)
         return null_argument(fn, "ctx");
-    if (!buf && capacity > 0)
-        return null_argument(fn, "buf");
-    std::string text;
-    tidal_status s = guarded(fn, [&] { text = ctx->impl.describe(); });
-    if (s != TIDAL_OK)
+    if (!count)
+        return null_argument(fn, "count");
+    if (!infos && capacity > 0)
+        return null_argument(fn, "infos");
+    // The array is stepped by the first entry's struct_size, as every array of the C API.
+    const size_t given = capacity > 0 ? infos->struct_size : sizeof(tidal_pointer_info);
+    if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "infos[0]", given); s != TIDAL_OK)
         return s;
-    if (needed)
-        *needed = text.size() + 1;
-    if (capacity > 0) {
-        const size_t n = std::min(capacity - 1, text.size());
-        std::memcpy(buf, text.data(), n);
-        buf[n] = '\0';
-    }
-    if (capacity < text.size() + 1)
-        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL,
-                    fmt::format("{}: the text needs {} bytes, the buffer has {}", fn, text.size() + 1, capacity));
+    std::vector<tidal::AllocationRecord> live;
+    if (tidal_status s = guarded(ctx, fn, [&] {
+            live = ctx->impl.live_allocations();
+            for (size_t i = 0; i < live.size() && i < capacity; ++i)
+                tidal::abi::write_out(reinterpret_cast<tidal_pointer_info *>(reinterpret_cast<char *>(infos) + i * given),
+                                      given, pointer_info(ctx, live[i]));
+        });
+        s != TIDAL_OK)
+        return s;
+    *count = live.size();
+    if (capacity < live.size())
+        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL, fmt::format("{}: {} allocations are live, the array holds {}; the "
+                                                              "first {} were written",
+                                                              fn, live.size(), capacity, capacity));
     return TIDAL_OK;
 }
 
@@ -347,7 +405,7 @@ TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_
         return null_argument("tidal_prefetch", "ctx");
     if (!ptr)
         return null_argument("tidal_prefetch", "ptr");
-    return guarded("tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+    return guarded(ctx, "tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
 }
 
 TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size, tidal_range_info *info)
@@ -362,7 +420,7 @@ TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, si
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_range_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.range_query(ptr, size)); });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(info, given, ctx->impl.range_query(ptr, size)); });
 }
 
 TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
@@ -382,7 +440,7 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
     std::memcpy(&kind, &full.kind, sizeof kind);
     if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_SPIN)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         tidal_check run = full;
         ctx->impl.run_check(run);
         // Only the out-fields change: the caller's inputs go back exactly as they came.
@@ -400,7 +458,7 @@ TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, v
         return null_argument("tidal_stream_create", "ctx");
     if (!stream)
         return null_argument("tidal_stream_create", "stream");
-    return guarded("tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+    return guarded(ctx, "tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
 }
 
 TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
@@ -409,7 +467,7 @@ TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
         return null_argument("tidal_stream_destroy", "ctx");
     if (!stream)
         return TIDAL_OK;
-    return guarded("tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+    return guarded(ctx, "tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
 }
 
 TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
@@ -418,14 +476,14 @@ TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
         return null_argument("tidal_stream_forget", "ctx");
     if (!stream)
         return TIDAL_OK;
-    return guarded("tidal_stream_forget", [&] { ctx->impl.stream_forget(stream); });
+    return guarded(ctx, "tidal_stream_forget", [&] { ctx->impl.stream_forget(stream); });
 }
 
 TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_stream_synchronize", "ctx");
-    return guarded("tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+    return guarded(ctx, "tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
 }
 
 static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, const void *src, size_t size,
@@ -437,7 +495,7 @@ static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, con
         return null_argument(fn, "dst");
     if (!src)
         return null_argument(fn, "src");
-    return guarded(fn, [&] { ctx->impl.copy(dst, src, size, stream); });
+    return guarded(ctx, fn, [&] { ctx->impl.copy(dst, src, size, stream); });
 }
 
 TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size)
@@ -454,7 +512,7 @@ TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_ite
 {
     if (!ctx)
         return null_argument("tidal_copy_batch", "ctx");
-    return guarded("tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+    return guarded(ctx, "tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
 }
 
 TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size)
@@ -463,7 +521,7 @@ TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size
         return null_argument("tidal_register", "ctx");
     if (!ptr)
         return null_argument("tidal_register", "ptr");
-    return guarded("tidal_register", [&] { ctx->impl.copies().register_host(ptr, size); });
+    return guarded(ctx, "tidal_register", [&] { ctx->impl.copies().register_host(ptr, size); });
 }
 
 TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr)
@@ -472,7 +530,7 @@ TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr)
         return null_argument("tidal_unregister", "ctx");
     if (!ptr)
         return null_argument("tidal_unregister", "ptr");
-    return guarded("tidal_unregister", [&] { ctx->impl.copies().unregister_host(ptr); });
+    return guarded(ctx, "tidal_unregister", [&] { ctx->impl.copies().unregister_host(ptr); });
 }
 
 TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device, tidal_pool_stats *stats)
@@ -489,7 +547,7 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
     std::memcpy(&k, &kind, sizeof k);
     if (k <= TIDAL_KIND_AUTO || k >= TIDAL_KIND_COUNT || k == TIDAL_KIND_PAGEABLE || k == TIDAL_KIND_ELASTIC)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} has no pool", fn, k));
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         const bool host = kind == TIDAL_KIND_PINNED && device == TIDAL_DEVICE_HOST;
         if (!host)
             ctx->impl.runtime().require_device(device);
@@ -513,7 +571,7 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
 {
     if (!ctx)
         return null_argument("tidal_pool_trim", "ctx");
-    return guarded("tidal_pool_trim", [&] {
+    return guarded(ctx, "tidal_pool_trim", [&] {
         std::exception_ptr failure;
         uint64_t bytes = ctx->impl.pools().trim(&failure);
         bytes += ctx->impl.trim_elastic(&failure);
@@ -538,7 +596,7 @@ TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *str
     if (!ptr)
         return TIDAL_OK;
     const tidal::pool::StreamHandle s{stream};
-    return guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
+    return guarded(ctx, "tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
 }
 
 TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set, uint32_t unset)
@@ -547,7 +605,7 @@ TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t 
         return null_argument("tidal_advise", "ctx");
     if (!ptr)
         return null_argument("tidal_advise", "ptr");
-    return guarded("tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+    return guarded(ctx, "tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
 }
 
 TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses, size_t count,
@@ -555,14 +613,14 @@ TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tid
 {
     if (!ctx)
         return null_argument("tidal_declare", "ctx");
-    return guarded("tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+    return guarded(ctx, "tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
 }
 
 TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes)
 {
     if (!ctx)
         return null_argument("tidal_budget_set", "ctx");
-    return guarded("tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+    return guarded(ctx, "tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
 }
 
 TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device, tidal_migration_stats *stats)
@@ -575,7 +633,7 @@ TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t dev
     const size_t given = stats->struct_size;
     if (tidal_status s = check_struct_size<tidal_migration_stats>(fn, "stats", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] { tidal::abi::write_out(stats, given, ctx->impl.migration_stats(device)); });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(stats, given, ctx->impl.migration_stats(device)); });
 }
 
 TIDAL_API tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
@@ -620,7 +678,7 @@ TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)
         return null_argument("tidal_clock", "ctx");
     if (!seconds)
         return null_argument("tidal_clock", "seconds");
-    return guarded("tidal_clock", [&] { *seconds = ctx->impl.clock(); });
+    return guarded(ctx, "tidal_clock", [&] { *seconds = ctx->impl.clock(); });
 }
 
 } // extern "C"

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <new>
 #include <optional>
 
@@ -72,7 +75,7 @@ AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints
 
 } // namespace
 
-Context::Context(Settings settings) : settings_(std::move(settings))
+Context::Context(Settings settings) : settings_(std::move(settings)), usage_(settings_.telemetry.tag_depth)
 {
     // Process-wide: the newest context's level wins (TIDAL_LOG_LEVEL overrides every file).
     Logger::set_level(settings_.log_level);
@@ -127,25 +130,50 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy);
     batches_ = std::make_unique<BatchCopier>(*runtime_, registry_, *copies_, settings_.copy);
     elastic_ = std::make_unique<elastic::ElasticSpace>(*runtime_, settings_.elastic);
+    const std::string &stats = settings_.telemetry.stats;
+    if (!stats.empty() && stats != "stderr" && !std::filesystem::is_directory(std::filesystem::path(stats).parent_path()))
+        throw Error(TIDAL_ERROR_CONFIG,
+                    fmt::format("telemetry.stats (or TIDAL_STATS) names {}, in a folder that does not exist", stats),
+                    "name a file in an existing folder, or \"stderr\"");
+    if (settings_.telemetry.leak_backtrace)
+        call_sites_ = std::make_unique<telemetry::CallSites>();
+}
+
+void Context::report_leaks(const std::vector<AllocationRecord> &leaked) noexcept
+{
+    const std::string &destination = settings_.telemetry.stats;
+    if (leaked.empty() && destination.empty())
+        return;
+    try {
+        const telemetry::LeakReport report(leaked, call_sites_.get());
+        for (const std::string &line : report.text(10))
+            log_warn(line);
+        if (destination.empty())
+            return;
+        telemetry::StatsSnapshot snapshot = stats();
+        snapshot.leaks = &report;
+        const std::string json = snapshot.to_json();
+        if (destination == "stderr") {
+            std::fputs(json.c_str(), stderr);
+            return;
+        }
+        std::ofstream out(destination, std::ios::trunc);
+        out << json;
+        out.flush();
+        if (!out)
+            log_error(fmt::format("writing the statistics to {} failed", destination));
+    } catch (const std::exception &e) {
+        log_error(fmt::format("reporting the statistics and leaks at destroy failed: {}", e.what()));
+    }
 }
 
 Context::~Context()
 {
-    auto leaked = registry_.drain();
+    // The snapshot at destroy still sees the leaks as live; they are freed after it.
+    auto leaked = live_allocations();
+    report_leaks(leaked);
+    leaked = registry_.drain();
     if (!leaked.empty()) {
-        size_t bytes = 0;
-        for (const auto &r : leaked)
-            bytes += r.size;
-        log_warn(fmt::format("context destroyed with {} live allocation(s), {} bytes; freeing them", leaked.size(), bytes));
-        size_t listed = 0;
-        for (const auto &r : leaked) {
-            if (++listed > 10) {
-                log_warn(fmt::format("  ... and {} more", leaked.size() - 10));
-                break;
-            }
-            log_warn(fmt::format("  leak: {} bytes of {} memory at {} tag '{}'", r.size, tidal_kind_name(r.kind), r.base,
-                                 r.tag));
-        }
         for (const auto &r : leaked) {
             scheduler_->forget(r);
             release_record(r);
@@ -225,9 +253,12 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
         try {
             AllocationRecord record = allocate_placed(request, *decision, stream);
             registry_.insert(record);
+            if (call_sites_) [[unlikely]]
+                call_sites_->capture(record.base);
             // A pooled block with nothing to apply (no advice, not over-aligned past what the
-            // pool does itself) is all a later hit needs to know.
-            if (route && attempt == 1 && !stream && record.pooled && !TIDAL_KIND_IS_MANAGED(record.kind) &&
+            // pool does itself) is all a later hit needs to know. (Not with call stacks to keep:
+            // the route skips this path.)
+            if (route && !call_sites_ && attempt == 1 && !stream && record.pooled && !TIDAL_KIND_IS_MANAGED(record.kind) &&
                 record.raw == record.base && record.raw_size == size) {
                 route->target = &pools_->get(record.kind, record.runtime_device);
                 route->alignment = record.alignment;
@@ -828,6 +859,32 @@ tidal_device_info Context::device_info(int32_t device) const
     info.xnack = static_cast<tidal_xnack>(p.xnack);
     info.numa_node = p.numa_node;
     return info;
+}
+
+telemetry::StatsSnapshot Context::stats()
+{
+    telemetry::StatsSnapshot s;
+    s.runtime = runtime_->name();
+    s.tag_depth = settings_.telemetry.tag_depth;
+    usage_.observe(registry_.live(), s);
+    const int32_t count = runtime_->device_count();
+    for (int k = TIDAL_KIND_AUTO + 1; k < TIDAL_KIND_COUNT; ++k)
+        for (int32_t d = 0; d < count && d < pool::PoolSet::kMaxDevices; ++d)
+            if (pools_->find(static_cast<tidal_kind>(k), d))
+                s.pools.push_back({static_cast<tidal_kind>(k), d, pools_->stats(static_cast<tidal_kind>(k), d)});
+    for (int32_t d = 0; d < count; ++d)
+        s.devices.push_back({d, migration_stats(d)});
+    s.errors = errors_.nonzero();
+    return s;
+}
+
+std::vector<AllocationRecord> Context::live_allocations() const
+{
+    std::vector<AllocationRecord> all = registry_.live();
+    std::sort(all.begin(), all.end(), [](const AllocationRecord &a, const AllocationRecord &b) {
+        return reinterpret_cast<uintptr_t>(a.base) < reinterpret_cast<uintptr_t>(b.base);
+    });
+    return all;
 }
 
 std::string Context::describe() const

@@ -18,6 +18,10 @@
 #include "registry/allocation_registry.h"
 #include "runtime/event_pool.h"
 #include "runtime/runtime.h"
+#include "telemetry/call_sites.h"
+#include "telemetry/error_counts.h"
+#include "telemetry/stats_snapshot.h"
+#include "telemetry/usage_ledger.h"
 #include "validation/check_runner.h"
 
 namespace tidal {
@@ -68,6 +72,12 @@ public:
     void stream_forget(void *stream);
     void stream_synchronize(void *stream);
 
+    // Telemetry: the statistics snapshot (tidal_stats_json), what is live (tidal_allocations_list,
+    // by address), and the count of a status a call on this context returned.
+    telemetry::StatsSnapshot stats();
+    std::vector<AllocationRecord> live_allocations() const;
+    void count_error(tidal_status status) noexcept { errors_.count(status); }
+
     const Settings &settings() const noexcept { return settings_; }
     const Runtime &runtime() const noexcept { return *runtime_; }
     tidal_device_info device_info(int32_t device) const;
@@ -93,6 +103,8 @@ private:
     [[gnu::noinline]] void synchronize_before_free(const AllocationRecord &record, const pool::StreamHandle &stream);
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
     AllocationRecord range_owner(const void *ptr, size_t size) const;
+    // At destroy: lists what is still live (log, and the snapshot when [telemetry] stats is set).
+    void report_leaks(const std::vector<AllocationRecord> &leaked) noexcept;
     // range_owner, and INVALID_ARGUMENT unless it is elastic memory.
     AllocationRecord elastic_owner(const void *ptr, size_t size) const;
 
@@ -116,6 +128,9 @@ private:
     std::unique_ptr<CopyEngine> copies_;
     std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
     std::unique_ptr<elastic::ElasticSpace> elastic_; // after copies_ and runtime_: destroyed before them
+    telemetry::UsageLedger usage_;
+    telemetry::ErrorCounts errors_;
+    std::unique_ptr<telemetry::CallSites> call_sites_; // only with [telemetry] leak_backtrace
 };
 
 } // namespace tidal

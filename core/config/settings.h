@@ -130,6 +130,18 @@ struct SecuritySettings {
     bool allow_writable_plugins = false;
 };
 
+// [telemetry], statistics and leaks block: what a context reports about its memory.
+struct TelemetrySettings {
+    // Where the statistics snapshot goes when the context is destroyed: "" = nowhere, "stderr",
+    // or a file (absolute after loading). TIDAL_STATS overrides it.
+    std::string stats;
+    // Tags are grouped by their first tag_depth parts ('/' or '.' separate parts); 0 = whole tags.
+    uint32_t tag_depth = 0;
+    // Remember each allocation's call stack (backtrace(), symbolised only when a leak is
+    // reported). Allocations then skip the decision cache's direct route to their pool.
+    bool leak_backtrace = false;
+};
+
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
     LogLevel log_level = LogLevel::warn;
@@ -147,6 +159,7 @@ struct Settings {
     MigrationSettings migration;
     ElasticSettings elastic;
     SecuritySettings security;
+    TelemetrySettings telemetry;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };
 

@@ -116,6 +116,17 @@ void describe_elastic(std::ostringstream &os, const ElasticSettings &e)
     os << "copy_streams = " << e.copy_streams << "\n";
 }
 
+void describe_telemetry(std::ostringstream &os, const TelemetrySettings &t)
+{
+    os << "\n[telemetry]\n";
+    if (t.stats.empty())
+        os << "# stats: not written at destroy\n";
+    else
+        os << "stats = " << quote(t.stats) << "\n";
+    os << "tag_depth = " << t.tag_depth << (t.tag_depth ? "" : "  # whole tags") << "\n";
+    os << "leak_backtrace = " << (t.leak_backtrace ? "true" : "false") << "\n";
+}
+
 void describe_security(std::ostringstream &os, const SecuritySettings &security)
 {
     os << "\n[security]\n";
@@ -207,6 +218,7 @@ std::string describe_settings(const Settings &s)
     describe_pool(os, s.pool);
     describe_migration(os, s.migration);
     describe_elastic(os, s.elastic);
+    describe_telemetry(os, s.telemetry);
     describe_security(os, s.security);
     describe_sim(os, s.sim);
     return os.str();

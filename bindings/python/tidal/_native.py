@@ -239,6 +239,8 @@ PROTOTYPES = {
     "tidal_system_info_get": (c_status, [_ctx, _P(SystemInfo)]),
     "tidal_device_info_get": (c_status, [_ctx, ctypes.c_int32, _P(DeviceInfo)]),
     "tidal_config_describe": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
+    "tidal_stats_json": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
+    "tidal_allocations_list": (c_status, [_ctx, _P(PointerInfo), ctypes.c_size_t, _P(ctypes.c_size_t)]),
 }
 
 # Functions of the newest part of the header. A library built before them still loads; calling
@@ -247,6 +249,7 @@ NEWER_FUNCTIONS = frozenset({
     "tidal_alloc_async", "tidal_free_async", "tidal_advise", "tidal_declare",
     "tidal_budget_set", "tidal_migration_stats_get", "tidal_clock", "tidal_copy_batch",
     "tidal_offload", "tidal_offload_range", "tidal_restore", "tidal_restore_range",
+    "tidal_stats_json", "tidal_allocations_list",
 })
 
 
