@@ -80,6 +80,10 @@ Context::Context(Settings settings) : settings_(std::move(settings)), usage_(set
     // Process-wide: the newest context's level wins (TIDAL_LOG_LEVEL overrides every file).
     Logger::set_level(settings_.log_level);
     runtime_ = RuntimeLoader::load(settings_);
+    if (settings_.telemetry.ranges && !runtime_->supports(RuntimeOp::ranges))
+        log_warn(fmt::format("telemetry.ranges = true: the {} runtime has no profiler ranges; none are named",
+                             runtime_->name()));
+    runtime_->enable_ranges(settings_.telemetry.ranges);
     const bool vendor = settings_.pool.enabled && settings_.pool.backend == PoolBackend::vendor;
     if (vendor && !runtime_->supports(RuntimeOp::stream_ordered_pool))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,

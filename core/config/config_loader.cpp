@@ -36,7 +36,7 @@ constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
 // [telemetry]: statistics and leak keys.
-constexpr std::array<std::string_view, 3> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace"};
+constexpr std::array<std::string_view, 4> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges"};
 constexpr std::array<std::string_view, 2> kElasticHomes = {"lazy", "eager"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
@@ -254,6 +254,8 @@ void read_telemetry(const TomlReader &r, const toml::node &node, Settings &s)
         s.telemetry.tag_depth = static_cast<uint32_t>(r.integer(*n, "telemetry.tag_depth", 0, 16));
     if (const toml::node *n = t.get("leak_backtrace"))
         s.telemetry.leak_backtrace = r.boolean(*n, "telemetry.leak_backtrace");
+    if (const toml::node *n = t.get("ranges"))
+        s.telemetry.ranges = r.boolean(*n, "telemetry.ranges");
 }
 
 void read_migration(const TomlReader &r, const toml::node &node, Settings &s)

@@ -140,6 +140,9 @@ struct TelemetrySettings {
     // Remember each allocation's call stack (backtrace(), symbolised only when a leak is
     // reported). Allocations then skip the decision cache's direct route to their pool.
     bool leak_backtrace = false;
+    // Name tidal's migrations, evictions and copies as ranges in the vendor's profiler (NVTX,
+    // roctx). Off: one predictable branch per such operation.
+    bool ranges = false;
 };
 
 struct Settings {

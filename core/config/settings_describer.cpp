@@ -125,6 +125,7 @@ void describe_telemetry(std::ostringstream &os, const TelemetrySettings &t)
         os << "stats = " << quote(t.stats) << "\n";
     os << "tag_depth = " << t.tag_depth << (t.tag_depth ? "" : "  # whole tags") << "\n";
     os << "leak_backtrace = " << (t.leak_backtrace ? "true" : "false") << "\n";
+    os << "ranges = " << (t.ranges ? "true" : "false") << "  # profiler ranges (NVTX, roctx)\n";
 }
 
 void describe_security(std::ostringstream &os, const SecuritySettings &security)

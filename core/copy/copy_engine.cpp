@@ -8,6 +8,7 @@
 
 #include "copy/copy_bounds.h"
 #include "log/logger.h"
+#include "runtime/profiler_range.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -115,6 +116,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         return;
     }
     std::lock_guard staging(staging_mutex_);
+    const ProfilerRange range(runtime_, "tidal: staged copy");
     if (s == Side::pageable)
         staged_to_device(dst, static_cast<const char *>(src), size, stream ? stream : stream_for(dst_device));
     else

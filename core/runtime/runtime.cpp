@@ -50,6 +50,7 @@ constexpr OpInfo kOps[] = {
     {"the batch-copy kernel", kKernelHint},
     {"trimming its stream-ordered pool", ""},
     {"virtual-memory mapping, so elastic memory is not available", "use device or managed memory on this runtime"},
+    {"profiler ranges", "leave [telemetry] ranges off on this runtime"},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -90,6 +91,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
     case RuntimeOp::vmm:
         return o.vmm_granularity && o.vmm_reserve && o.vmm_release && o.vmm_create && o.vmm_destroy && o.vmm_map &&
                o.vmm_set_access && o.vmm_unmap;
+    case RuntimeOp::ranges: return o.range_push && o.range_pop;
     case RuntimeOp::count_: break;
     }
     return false;

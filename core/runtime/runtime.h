@@ -53,6 +53,7 @@ enum class RuntimeOp : uint8_t {
     kernel_batch_copy,
     pool_trim,           // pool_trim + pool_usage, with the stream-ordered pool
     vmm,                 // the virtual-memory group, all eight
+    ranges,              // range_push + range_pop (profiler ranges)
     count_
 };
 
@@ -195,6 +196,13 @@ public:
     int vmm_destroy(void *chunk) noexcept;
     int vmm_release(void *ptr, size_t size) noexcept;
 
+    // Profiler ranges (RuntimeOp::ranges): on only after enable_ranges(true) on a runtime with
+    // the pair ([telemetry] ranges = true). ProfilerRange is the one caller of the pair.
+    void enable_ranges(bool on) noexcept { ranges_ = on && supports(RuntimeOp::ranges); }
+    bool ranges_on() const noexcept { return ranges_; }
+    int range_push(const char *name) const noexcept { return ops_->range_push(instance_, name); }
+    int range_pop() const noexcept { return ops_->range_pop(instance_); }
+
     // Throws the translated error for a non-zero native code (one a noexcept call returned).
     void check(int native, CallDescription what) const
     {
@@ -232,6 +240,7 @@ private:
     std::optional<SharedLibrary> module_; // destroyed after the instance
     std::vector<tidal_rt_device_props> props_;
     uint64_t supported_ = 0; // bit i: RuntimeOp i is there
+    bool ranges_ = false;    // enable_ranges
 };
 
 } // namespace tidal

@@ -649,6 +649,8 @@ TEST_CASE("every fault operation parses and fails its entry point")
             {"vmm_map", [&] { return o.vmm_map(rt, range, g, mapped); }},
             {"vmm_set_access", [&] { return o.vmm_set_access(rt, 0, range, g); }},
             {"vmm_unmap", [&] { return o.vmm_unmap(rt, range, g); }},
+            {"range_push", [&] { return o.range_push(rt, "test"); }},
+            {"range_pop", [&] { return o.range_pop(rt); }},
         };
         const auto it = call.find(name);
         REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");

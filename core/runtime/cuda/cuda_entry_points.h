@@ -77,6 +77,10 @@ int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk) noexcept;
 int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size) noexcept;
 int rt_vmm_unmap(void *rt, void *ptr, size_t size) noexcept;
 
+/* cuda_ranges.cpp */
+int rt_range_push(void *rt, const char *name) noexcept;
+int rt_range_pop(void *rt) noexcept;
+
 /* cuda_kernels.cpp (only when the validation kernels were built with nvcc) */
 int rt_kernel_touch(void *rt, int32_t device, void *ptr, size_t size, int32_t write, void *stream) noexcept;
 int rt_kernel_pattern_fill(void *rt, int32_t device, void *ptr, size_t size, uint64_t seed,

@@ -70,6 +70,8 @@ constexpr tidal_rt_ops kCudaOps = {
     .vmm_map = rt_vmm_map,
     .vmm_set_access = rt_vmm_set_access,
     .vmm_unmap = rt_vmm_unmap,
+    .range_push = rt_range_push,
+    .range_pop = rt_range_pop,
 };
 
 } // namespace

@@ -67,6 +67,10 @@ int rt_vmm_map(void *rt, void *ptr, size_t size, void *chunk) noexcept;
 int rt_vmm_set_access(void *rt, int32_t device, void *ptr, size_t size) noexcept;
 int rt_vmm_unmap(void *rt, void *ptr, size_t size) noexcept;
 
+/* hip_ranges.cpp */
+int rt_range_push(void *rt, const char *name) noexcept;
+int rt_range_pop(void *rt) noexcept;
+
 // hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
 // (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.
 #ifdef TIDAL_HAVE_HIP_KERNELS
