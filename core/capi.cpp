@@ -32,35 +32,42 @@ tidal_status fail(tidal_status status, const std::string &message) noexcept
     return status;
 }
 
-// Runs `body`, turning whatever it throws into a status and the thread's message; a status
-// other than TIDAL_OK counts in `ctx`'s statistics (when given). Only the catch blocks touch
-// `ctx`: a call that succeeds pays nothing for the count.
-template <typename Body> tidal_status guarded(tidal_context *ctx, const char *function, Body &&body) noexcept
+// Runs `body`, turning whatever it throws into a status and the thread's message.
+template <typename Body> tidal_status guarded(const char *function, Body &&body) noexcept
 {
-    auto counted = [ctx](tidal_status status) noexcept {
-        if (ctx)
-            ctx->impl.count_error(status);
-        return status;
-    };
     try {
         body();
         return TIDAL_OK;
     } catch (const tidal::Error &e) {
-        return counted(fail(e.status(), fmt::format("{}: {}", function, e.what())));
+        return fail(e.status(), fmt::format("{}: {}", function, e.what()));
     } catch (const std::bad_alloc &) {
-        return counted(fail(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{}: host memory exhausted inside tidal", function)));
+        return fail(TIDAL_ERROR_OUT_OF_MEMORY, fmt::format("{}: host memory exhausted inside tidal", function));
     } catch (const std::length_error &e) {
         // A container asked to hold more than it ever can: only a count or size from the
         // caller gets that large, so it is the caller's argument, not tidal's fault.
-        return counted(fail(TIDAL_ERROR_INVALID_ARGUMENT,
-                            fmt::format("{}: a count or size is too large to handle ({}); check the arguments", function,
-                                        e.what())));
+        return fail(TIDAL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("{}: a count or size is too large to handle ({}); check the arguments", function, e.what()));
     } catch (const std::exception &e) {
-        return counted(
-            fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: internal error: {}; please report it", function, e.what())));
+        return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: internal error: {}; please report it", function, e.what()));
     } catch (...) {
-        return counted(fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: unknown internal error; please report it", function)));
+        return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: unknown internal error; please report it", function));
     }
+}
+
+[[gnu::cold, gnu::noinline]] tidal_status counted(tidal_context *ctx, tidal_status status) noexcept
+{
+    ctx->impl.count_error(status);
+    return status;
+}
+
+// The same for a call on `ctx`: a status other than TIDAL_OK counts in its statistics
+// (tidal_stats_json's "errors"). Callgrind, pooled alloc+free pair: this test after the call
+// costs 8 instructions (611.3 -> 619.3); counting inside the catch blocks instead cost 33 (the
+// compiler stopped inlining the allocation's guarded body).
+template <typename Body> tidal_status guarded(tidal_context *ctx, const char *function, Body &&body) noexcept
+{
+    const tidal_status status = guarded(function, std::forward<Body>(body));
+    return status == TIDAL_OK ? status : counted(ctx, status);
 }
 
 tidal_status null_argument(const char *function, const char *name) noexcept
@@ -82,7 +89,7 @@ tidal_status create(const char *function, tidal_context **out, tidal::Settings (
     if (!out)
         return null_argument(function, "out");
     *out = nullptr;
-    return guarded(nullptr, function, [&] { *out = new tidal_context(load(arg)); });
+    return guarded(function, [&] { *out = new tidal_context(load(arg)); });
 }
 
 tidal_status allocate_older(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
@@ -292,7 +299,7 @@ TIDAL_API tidal_status tidal_context_create_from_string(const char *toml, tidal_
 
 TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx)
 {
-    return guarded(nullptr, "tidal_context_destroy", [&] { delete ctx; });
+    return guarded("tidal_context_destroy", [&] { delete ctx; });
 }
 
 TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void **out)
