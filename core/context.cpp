@@ -230,6 +230,26 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     if (hit.route && hit.route->target && !stream)
         if (void *p = allocate_routed(key, *hit.decision, *hit.route))
             return p;
+    return allocate_general(key, hit, size, desc, stream);
+}
+
+void *Context::allocate_general(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,
+                                const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
+{
+    try {
+        return allocate_placing(key, hit, size, desc, stream);
+    } catch (const Error &e) {
+        errors_.count(e.status()); // here, not at the C boundary: no test on the pooled pair
+        throw;
+    } catch (const std::bad_alloc &) {
+        errors_.count(TIDAL_ERROR_OUT_OF_MEMORY);
+        throw;
+    }
+}
+
+void *Context::allocate_placing(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,
+                                const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
+{
     if (!hit.decision)
         validate_request(size, desc);
     tidal_place_request request{};
@@ -433,14 +453,17 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
     case AllocationRegistry::Removal::removed:
         break;
     case AllocationRegistry::Removal::interior:
+        errors_.count(TIDAL_ERROR_INVALID_ARGUMENT);
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("{} is an interior pointer, {} bytes into the allocation at {} ({} bytes); nothing was freed",
                                 ptr, static_cast<const char *>(ptr) - static_cast<const char *>(r.base), r.base, r.size),
                     "free the pointer tidal_alloc returned");
     case AllocationRegistry::Removal::already_freed:
+        errors_.count(TIDAL_ERROR_UNKNOWN_POINTER);
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was already freed (double free)", ptr),
                     "free each allocation once");
     case AllocationRegistry::Removal::unknown:
+        errors_.count(TIDAL_ERROR_UNKNOWN_POINTER);
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
@@ -450,6 +473,21 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         return_to_pool(r, stream);
         return;
     }
+    release_slow(r, stream);
+}
+
+void Context::release_slow(const AllocationRecord &r, const pool::StreamHandle *stream)
+{
+    try {
+        release_unpooled(r, stream);
+    } catch (const Error &e) {
+        errors_.count(e.status()); // here, not at the C boundary: no test on the pooled pair
+        throw;
+    }
+}
+
+void Context::release_unpooled(const AllocationRecord &r, const pool::StreamHandle *stream)
+{
     if (r.kind == TIDAL_KIND_ELASTIC) { // never pooled: after the fast path, which it would slow
         elastic_->release(r.base);      // its chunks, reservation and host home
         return;
