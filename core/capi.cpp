@@ -8,6 +8,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -51,6 +52,23 @@ template <typename Body> tidal_status guarded(const char *function, Body &&body)
     } catch (...) {
         return fail(TIDAL_ERROR_INTERNAL, fmt::format("{}: unknown internal error; please report it", function));
     }
+}
+
+[[gnu::cold, gnu::noinline]] tidal_status counted(tidal_context *ctx, tidal_status status) noexcept
+{
+    ctx->impl.count_error(status);
+    return status;
+}
+
+// The same for a call on `ctx`: a status other than TIDAL_OK counts in its statistics
+// (tidal_stats_json's "errors"). Not for tidal_alloc and tidal_free, whose errors Context counts
+// on its own slow paths: callgrind, pooled alloc+free pair, this test after the call cost 8
+// instructions (611.3 -> 619.3), and counting inside the catch blocks 33 (the compiler stopped
+// inlining the allocation's guarded body).
+template <typename Body> tidal_status guarded(tidal_context *ctx, const char *function, Body &&body) noexcept
+{
+    const tidal_status status = guarded(function, std::forward<Body>(body));
+    return status == TIDAL_OK ? status : counted(ctx, status);
 }
 
 tidal_status null_argument(const char *function, const char *name) noexcept
@@ -102,6 +120,7 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
             return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
         d = desc;
     }
+    // The pooled pair's path: Context counts its own errors (on its slow paths only).
     return guarded(fn, [&] { *out = ctx->impl.allocate(size, *d, stream); });
 }
 
@@ -130,14 +149,42 @@ tidal_status elastic_call(const char *fn, tidal_context *ctx, tidal_elastic_resu
         if (tidal_status s = check_struct_size<tidal_elastic_result>(fn, "out", given); s != TIDAL_OK)
             return s;
     tidal_elastic_result result = TIDAL_ELASTIC_RESULT_INIT;
-    const tidal_status status = guarded(fn, [&] { body(result); });
+    const tidal_status status = guarded(ctx, fn, [&] { body(result); });
     if (out)
         tidal::abi::write_out(out, given, result);
     return status;
 }
 
-// The one way a text leaves through (buf, capacity, needed): as much as fits, NUL-terminated.
-tidal_status text_out(const char *fn, const std::string &text, char *buf, size_t capacity, size_t *needed)
+// Every field of this library's tidal_pointer_info but struct_size, from one allocation and
+// its elastic byte counts (read before any write, so a failed query writes nothing).
+void fill_pointer_info(tidal_pointer_info &out, const tidal::AllocationRecord &r, const tidal::elastic::ChunkBytes &b)
+{
+    out.base = r.base;
+    out.size = r.size;
+    out.kind = r.kind;
+    out.device = r.device;
+    out.hints = r.hints;
+    out.advice = r.advice;
+    out.alignment = r.alignment;
+    std::memcpy(out.tag, r.tag, sizeof out.tag);
+    std::strncpy(out.placed_by, r.placed_by, sizeof out.placed_by - 1); // NUL-padded
+    out.placed_by[sizeof out.placed_by - 1] = '\0';
+    out.resident_bytes = b.resident;
+    out.offloaded_bytes = b.offloaded;
+    out.discarded_bytes = b.discarded;
+}
+
+// What tidal_allocations_list says of one allocation.
+tidal_pointer_info pointer_info(tidal_context *ctx, const tidal::AllocationRecord &r)
+{
+    tidal_pointer_info out = TIDAL_POINTER_INFO_INIT;
+    fill_pointer_info(out, r, ctx->impl.elastic_bytes(r));
+    return out;
+}
+
+// A text result (tidal_config_describe, tidal_stats_json, tidal_file_name_expand): at most
+// `capacity` bytes with the NUL, *needed the full length + 1, BUFFER_TOO_SMALL when it did not fit.
+tidal_status write_text(const char *fn, const std::string &text, char *buf, size_t capacity, size_t *needed)
 {
     if (needed)
         *needed = text.size() + 1;
@@ -150,6 +197,20 @@ tidal_status text_out(const char *fn, const std::string &text, char *buf, size_t
         return fail(TIDAL_ERROR_BUFFER_TOO_SMALL,
                     fmt::format("{}: the text needs {} bytes, the buffer has {}", fn, text.size() + 1, capacity));
     return TIDAL_OK;
+}
+
+// The same for a text made from a context, with the context's checks and error counting.
+template <typename Make>
+tidal_status text_out(tidal_context *ctx, const char *fn, char *buf, size_t capacity, size_t *needed, Make &&make) noexcept
+{
+    if (!ctx)
+        return null_argument(fn, "ctx");
+    if (!buf && capacity > 0)
+        return null_argument(fn, "buf");
+    std::string text;
+    if (tidal_status s = guarded(ctx, fn, [&] { text = make(ctx); }); s != TIDAL_OK)
+        return s;
+    return write_text(fn, text, buf, capacity, needed);
 }
 
 } // namespace
@@ -265,7 +326,7 @@ TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
         return null_argument("tidal_free", "ctx");
     if (!ptr)
         return TIDAL_OK;
-    return guarded("tidal_free", [&] { ctx->impl.release(ptr); });
+    return guarded("tidal_free", [&] { ctx->impl.release(ptr); }); // Context counts its errors
 }
 
 TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, tidal_pointer_info *info)
@@ -278,31 +339,15 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         const tidal::AllocationRecord r = ctx->impl.query(ptr);
         const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r); // before any write: a failed query writes none
-        // Every field of this library's struct, written once; struct_size is left as given.
-        const auto fill = [&](tidal_pointer_info &out) {
-            out.base = r.base;
-            out.size = r.size;
-            out.kind = r.kind;
-            out.device = r.device;
-            out.hints = r.hints;
-            out.advice = r.advice;
-            out.alignment = r.alignment;
-            std::memcpy(out.tag, r.tag, sizeof out.tag);
-            std::strncpy(out.placed_by, r.placed_by, sizeof out.placed_by - 1); // NUL-padded
-            out.placed_by[sizeof out.placed_by - 1] = '\0';
-            out.resident_bytes = b.resident;
-            out.offloaded_bytes = b.offloaded;
-            out.discarded_bytes = b.discarded;
-        };
         if (given >= sizeof *info) [[likely]] { // straight into the caller's struct: no copy through a local
-            fill(*info);
+            fill_pointer_info(*info, r, b);
             return;
         }
         tidal_pointer_info out = TIDAL_POINTER_INFO_INIT; // an older, smaller struct
-        fill(out);
+        fill_pointer_info(out, r, b);
         tidal::abi::write_out(info, given, out);
     });
 }
@@ -317,7 +362,7 @@ TIDAL_API tidal_status tidal_system_info_get(tidal_context *ctx, tidal_system_in
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_system_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         const tidal::Runtime &rt = ctx->impl.runtime();
         tidal_system_info out = TIDAL_SYSTEM_INFO_INIT;
         std::snprintf(out.runtime, sizeof out.runtime, "%s", rt.name());
@@ -341,7 +386,7 @@ TIDAL_API tidal_status tidal_device_info_get(tidal_context *ctx, int32_t device,
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_device_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.device_info(device)); });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(info, given, ctx->impl.device_info(device)); });
 }
 
 TIDAL_API tidal_status tidal_peer_info_get(tidal_context *ctx, int32_t device, int32_t peer, tidal_peer_info *info)
@@ -359,16 +404,46 @@ TIDAL_API tidal_status tidal_peer_info_get(tidal_context *ctx, int32_t device, i
 
 TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
 {
-    static const char *fn = "tidal_config_describe";
+    return text_out(ctx, "tidal_config_describe", buf, capacity, needed, [](tidal_context *c) { return c->impl.describe(); });
+}
+
+// ---- telemetry: statistics and listings ----------------------------------------------------
+
+TIDAL_API tidal_status tidal_stats_json(tidal_context *ctx, char *buf, size_t capacity, size_t *needed)
+{
+    return text_out(ctx, "tidal_stats_json", buf, capacity, needed,
+                    [](tidal_context *c) { return c->impl.stats().to_json(); });
+}
+
+TIDAL_API tidal_status tidal_allocations_list(tidal_context *ctx, tidal_pointer_info *infos, size_t capacity,
+                                              size_t *count)
+{
+    static const char *fn = "tidal_allocations_list";
     if (!ctx)
         return null_argument(fn, "ctx");
-    if (!buf && capacity > 0)
-        return null_argument(fn, "buf");
-    std::string text;
-    tidal_status s = guarded(fn, [&] { text = ctx->impl.describe(); });
-    if (s != TIDAL_OK)
+    if (!count)
+        return null_argument(fn, "count");
+    if (!infos && capacity > 0)
+        return null_argument(fn, "infos");
+    // The array is stepped by the first entry's struct_size, as every array of the C API.
+    const size_t given = capacity > 0 ? infos->struct_size : sizeof(tidal_pointer_info);
+    if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "infos[0]", given); s != TIDAL_OK)
         return s;
-    return text_out(fn, text, buf, capacity, needed);
+    std::vector<tidal::AllocationRecord> live;
+    if (tidal_status s = guarded(ctx, fn, [&] {
+            live = ctx->impl.live_allocations();
+            for (size_t i = 0; i < live.size() && i < capacity; ++i)
+                tidal::abi::write_out(reinterpret_cast<tidal_pointer_info *>(reinterpret_cast<char *>(infos) + i * given),
+                                      given, pointer_info(ctx, live[i]));
+        });
+        s != TIDAL_OK)
+        return s;
+    *count = live.size();
+    if (capacity < live.size())
+        return fail(TIDAL_ERROR_BUFFER_TOO_SMALL, fmt::format("{}: {} allocations are live, the array holds {}; the "
+                                                              "first {} were written",
+                                                              fn, live.size(), capacity, capacity));
+    return TIDAL_OK;
 }
 
 TIDAL_API tidal_status tidal_file_name_expand(const char *pattern, char *buf, size_t capacity, size_t *needed)
@@ -382,7 +457,7 @@ TIDAL_API tidal_status tidal_file_name_expand(const char *pattern, char *buf, si
     tidal_status s = guarded(fn, [&] { text = tidal::JobEnvironment::read().expand(pattern); });
     if (s != TIDAL_OK)
         return s;
-    return text_out(fn, text, buf, capacity, needed);
+    return write_text(fn, text, buf, capacity, needed);
 }
 
 TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_t size, int32_t device)
@@ -391,7 +466,7 @@ TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_
         return null_argument("tidal_prefetch", "ctx");
     if (!ptr)
         return null_argument("tidal_prefetch", "ptr");
-    return guarded("tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+    return guarded(ctx, "tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
 }
 
 TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size, tidal_range_info *info)
@@ -406,7 +481,7 @@ TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, si
     const size_t given = info->struct_size;
     if (tidal_status s = check_struct_size<tidal_range_info>(fn, "info", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] { tidal::abi::write_out(info, given, ctx->impl.range_query(ptr, size)); });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(info, given, ctx->impl.range_query(ptr, size)); });
 }
 
 TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
@@ -426,7 +501,7 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
     std::memcpy(&kind, &full.kind, sizeof kind);
     if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_ATOMIC_SET_SHARED)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         tidal_check run = full;
         ctx->impl.run_check(run);
         // Only the out-fields change: the caller's inputs go back exactly as they came.
@@ -444,7 +519,7 @@ TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, v
         return null_argument("tidal_stream_create", "ctx");
     if (!stream)
         return null_argument("tidal_stream_create", "stream");
-    return guarded("tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+    return guarded(ctx, "tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
 }
 
 TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
@@ -453,7 +528,7 @@ TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
         return null_argument("tidal_stream_destroy", "ctx");
     if (!stream)
         return TIDAL_OK;
-    return guarded("tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+    return guarded(ctx, "tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
 }
 
 TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
@@ -462,14 +537,14 @@ TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
         return null_argument("tidal_stream_forget", "ctx");
     if (!stream)
         return TIDAL_OK;
-    return guarded("tidal_stream_forget", [&] { ctx->impl.stream_forget(stream); });
+    return guarded(ctx, "tidal_stream_forget", [&] { ctx->impl.stream_forget(stream); });
 }
 
 TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_stream_synchronize", "ctx");
-    return guarded("tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+    return guarded(ctx, "tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
 }
 
 static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, const void *src, size_t size,
@@ -481,7 +556,7 @@ static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, con
         return null_argument(fn, "dst");
     if (!src)
         return null_argument(fn, "src");
-    return guarded(fn, [&] { ctx->impl.copy(dst, src, size, stream); });
+    return guarded(ctx, fn, [&] { ctx->impl.copy(dst, src, size, stream); });
 }
 
 TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size)
@@ -498,7 +573,7 @@ TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_ite
 {
     if (!ctx)
         return null_argument("tidal_copy_batch", "ctx");
-    return guarded("tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+    return guarded(ctx, "tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
 }
 
 TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size)
@@ -507,7 +582,7 @@ TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size
         return null_argument("tidal_register", "ctx");
     if (!ptr)
         return null_argument("tidal_register", "ptr");
-    return guarded("tidal_register", [&] { ctx->impl.copies().register_host(ptr, size); });
+    return guarded(ctx, "tidal_register", [&] { ctx->impl.copies().register_host(ptr, size); });
 }
 
 TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr)
@@ -516,7 +591,7 @@ TIDAL_API tidal_status tidal_unregister(tidal_context *ctx, void *ptr)
         return null_argument("tidal_unregister", "ctx");
     if (!ptr)
         return null_argument("tidal_unregister", "ptr");
-    return guarded("tidal_unregister", [&] { ctx->impl.copies().unregister_host(ptr); });
+    return guarded(ctx, "tidal_unregister", [&] { ctx->impl.copies().unregister_host(ptr); });
 }
 
 TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind, int32_t device, tidal_pool_stats *stats)
@@ -533,7 +608,7 @@ TIDAL_API tidal_status tidal_pool_stats_get(tidal_context *ctx, tidal_kind kind,
     std::memcpy(&k, &kind, sizeof k);
     if (k <= TIDAL_KIND_AUTO || k >= TIDAL_KIND_COUNT || k == TIDAL_KIND_PAGEABLE || k == TIDAL_KIND_ELASTIC)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} has no pool", fn, k));
-    return guarded(fn, [&] {
+    return guarded(ctx, fn, [&] {
         const bool host = kind == TIDAL_KIND_PINNED && device == TIDAL_DEVICE_HOST;
         if (!host)
             ctx->impl.runtime().require_device(device);
@@ -557,7 +632,7 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
 {
     if (!ctx)
         return null_argument("tidal_pool_trim", "ctx");
-    return guarded("tidal_pool_trim", [&] {
+    return guarded(ctx, "tidal_pool_trim", [&] {
         std::exception_ptr failure;
         uint64_t bytes = ctx->impl.pools().trim(&failure);
         bytes += ctx->impl.trim_elastic(&failure);
@@ -582,7 +657,7 @@ TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *str
     if (!ptr)
         return TIDAL_OK;
     const tidal::pool::StreamHandle s{stream};
-    return guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
+    return guarded(ctx, "tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
 }
 
 TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set, uint32_t unset)
@@ -591,7 +666,7 @@ TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t 
         return null_argument("tidal_advise", "ctx");
     if (!ptr)
         return null_argument("tidal_advise", "ptr");
-    return guarded("tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+    return guarded(ctx, "tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
 }
 
 TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses, size_t count,
@@ -599,14 +674,14 @@ TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tid
 {
     if (!ctx)
         return null_argument("tidal_declare", "ctx");
-    return guarded("tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+    return guarded(ctx, "tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
 }
 
 TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes)
 {
     if (!ctx)
         return null_argument("tidal_budget_set", "ctx");
-    return guarded("tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+    return guarded(ctx, "tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
 }
 
 TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device, tidal_migration_stats *stats)
@@ -619,7 +694,7 @@ TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t dev
     const size_t given = stats->struct_size;
     if (tidal_status s = check_struct_size<tidal_migration_stats>(fn, "stats", given); s != TIDAL_OK)
         return s;
-    return guarded(fn, [&] { tidal::abi::write_out(stats, given, ctx->impl.migration_stats(device)); });
+    return guarded(ctx, fn, [&] { tidal::abi::write_out(stats, given, ctx->impl.migration_stats(device)); });
 }
 
 TIDAL_API tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
@@ -664,7 +739,7 @@ TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)
         return null_argument("tidal_clock", "ctx");
     if (!seconds)
         return null_argument("tidal_clock", "seconds");
-    return guarded("tidal_clock", [&] { *seconds = ctx->impl.clock(); });
+    return guarded(ctx, "tidal_clock", [&] { *seconds = ctx->impl.clock(); });
 }
 
 } // extern "C"

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <new>
 #include <optional>
 
@@ -72,11 +75,15 @@ AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints
 
 } // namespace
 
-Context::Context(Settings settings) : settings_(std::move(settings))
+Context::Context(Settings settings) : settings_(std::move(settings)), usage_(settings_.telemetry.tag_depth)
 {
     // Process-wide: the newest context's level wins (TIDAL_LOG_LEVEL overrides every file).
     Logger::set_level(settings_.log_level);
     runtime_ = RuntimeLoader::load(settings_);
+    if (settings_.telemetry.ranges && !runtime_->supports(RuntimeOp::ranges))
+        log_warn(fmt::format("telemetry.ranges = true: the {} runtime has no profiler ranges; none are named",
+                             runtime_->name()));
+    runtime_->enable_ranges(settings_.telemetry.ranges);
     const bool vendor = settings_.pool.enabled && settings_.pool.backend == PoolBackend::vendor;
     if (vendor && !runtime_->supports(RuntimeOp::stream_ordered_pool))
         throw Error(TIDAL_ERROR_NOT_SUPPORTED,
@@ -160,25 +167,53 @@ Context::Context(Settings settings) : settings_(std::move(settings))
     elastic_ = std::make_unique<elastic::ElasticSpace>(*runtime_, settings_.elastic);
     elastic_moves_ = std::make_unique<elastic::ElasticResidency>(*elastic_);
     scheduler_->set_chunk_residency(elastic_moves_.get());
+    // %r and %p in the name, so that every rank of a job writes its own file.
+    stats_destination_ = settings_.telemetry.stats == "stderr" ? settings_.telemetry.stats
+                                                                : job_.expand(settings_.telemetry.stats);
+    const std::string &stats = stats_destination_;
+    if (!stats.empty() && stats != "stderr" && !std::filesystem::is_directory(std::filesystem::path(stats).parent_path()))
+        throw Error(TIDAL_ERROR_CONFIG,
+                    fmt::format("telemetry.stats (or TIDAL_STATS) names {}, in a folder that does not exist", stats),
+                    "name a file in an existing folder, or \"stderr\"");
+    if (settings_.telemetry.leak_backtrace)
+        call_sites_ = std::make_unique<telemetry::CallSites>();
+}
+
+void Context::report_leaks(const std::vector<AllocationRecord> &leaked) noexcept
+{
+    const std::string &destination = stats_destination_;
+    if (leaked.empty() && destination.empty())
+        return;
+    try {
+        const telemetry::LeakReport report(leaked, call_sites_.get());
+        for (const std::string &line : report.text(10))
+            log_warn(line);
+        if (destination.empty())
+            return;
+        telemetry::StatsSnapshot snapshot = stats();
+        snapshot.leaks = &report;
+        const std::string json = snapshot.to_json();
+        if (destination == "stderr") {
+            std::fputs(json.c_str(), stderr);
+            return;
+        }
+        std::ofstream out(destination, std::ios::trunc);
+        out << json;
+        out.flush();
+        if (!out)
+            log_error(fmt::format("writing the statistics to {} failed", destination));
+    } catch (const std::exception &e) {
+        log_error(fmt::format("reporting the statistics and leaks at destroy failed: {}", e.what()));
+    }
 }
 
 Context::~Context()
 {
-    auto leaked = registry_.drain();
+    // The snapshot at destroy still sees the leaks as live; they are freed after it.
+    auto leaked = live_allocations();
+    report_leaks(leaked);
+    leaked = registry_.drain();
     if (!leaked.empty()) {
-        size_t bytes = 0;
-        for (const auto &r : leaked)
-            bytes += r.size;
-        log_warn(fmt::format("context destroyed with {} live allocation(s), {} bytes; freeing them", leaked.size(), bytes));
-        size_t listed = 0;
-        for (const auto &r : leaked) {
-            if (++listed > 10) {
-                log_warn(fmt::format("  ... and {} more", leaked.size() - 10));
-                break;
-            }
-            log_warn(fmt::format("  leak: {} bytes of {} memory at {} tag '{}'", r.size, tidal_kind_name(r.kind), r.base,
-                                 r.tag));
-        }
         for (const auto &r : leaked) {
             scheduler_->forget(r);
             release_record(r);
@@ -240,6 +275,26 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
     if (hit.route && hit.route->target && !stream)
         if (void *p = allocate_routed(key, *hit.decision, *hit.route))
             return p;
+    return allocate_general(key, hit, size, desc, stream);
+}
+
+void *Context::allocate_general(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,
+                                const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
+{
+    try {
+        return allocate_placing(key, hit, size, desc, stream);
+    } catch (const Error &e) {
+        errors_.count(e.status()); // here, not at the C boundary: no test on the pooled pair
+        throw;
+    } catch (const std::bad_alloc &) {
+        errors_.count(TIDAL_ERROR_OUT_OF_MEMORY);
+        throw;
+    }
+}
+
+void *Context::allocate_placing(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,
+                                const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
+{
     if (!hit.decision)
         validate_request(size, desc);
     tidal_place_request request{};
@@ -276,9 +331,12 @@ void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::S
                 }
             }
             registry_.insert(record);
+            if (call_sites_) [[unlikely]]
+                call_sites_->capture(record.base);
             // A pooled block with nothing to apply (no advice, not over-aligned past what the
-            // pool does itself) is all a later hit needs to know.
-            if (route && attempt == 1 && !stream && record.pooled && !TIDAL_KIND_IS_MANAGED(record.kind) &&
+            // pool does itself) is all a later hit needs to know. (Not with call stacks to keep:
+            // the route skips this path.)
+            if (route && !call_sites_ && attempt == 1 && !stream && record.pooled && !TIDAL_KIND_IS_MANAGED(record.kind) &&
                 record.raw == record.base && record.raw_size == size) {
                 route->target = &pools_->get(record.kind, record.runtime_device);
                 route->alignment = record.alignment;
@@ -450,14 +508,17 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
     case AllocationRegistry::Removal::removed:
         break;
     case AllocationRegistry::Removal::interior:
+        errors_.count(TIDAL_ERROR_INVALID_ARGUMENT);
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
                     fmt::format("{} is an interior pointer, {} bytes into the allocation at {} ({} bytes); nothing was freed",
                                 ptr, static_cast<const char *>(ptr) - static_cast<const char *>(r.base), r.base, r.size),
                     "free the pointer tidal_alloc returned");
     case AllocationRegistry::Removal::already_freed:
+        errors_.count(TIDAL_ERROR_UNKNOWN_POINTER);
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was already freed (double free)", ptr),
                     "free each allocation once");
     case AllocationRegistry::Removal::unknown:
+        errors_.count(TIDAL_ERROR_UNKNOWN_POINTER);
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} was never returned by this context's tidal_alloc", ptr),
                     "free memory with the allocator (and context) that returned it");
     }
@@ -467,6 +528,21 @@ void Context::release(void *ptr, const pool::StreamHandle *stream)
         return_to_pool(r, stream);
         return;
     }
+    release_slow(r, stream);
+}
+
+void Context::release_slow(const AllocationRecord &r, const pool::StreamHandle *stream)
+{
+    try {
+        release_unpooled(r, stream);
+    } catch (const Error &e) {
+        errors_.count(e.status()); // here, not at the C boundary: no test on the pooled pair
+        throw;
+    }
+}
+
+void Context::release_unpooled(const AllocationRecord &r, const pool::StreamHandle *stream)
+{
     if (r.kind == TIDAL_KIND_ELASTIC) { // never pooled: after the fast path, which it would slow
         scheduler_->forget(r);          // waits for the moves queued on it
         elastic_->release(r.base);      // its chunks, reservation and host home
@@ -948,6 +1024,32 @@ tidal_peer_info Context::peer_info(int32_t device, int32_t peer) const
     info.bandwidth = l.bandwidth / 1e9;
     info.latency_us = l.latency * 1e6;
     return info;
+}
+
+telemetry::StatsSnapshot Context::stats()
+{
+    telemetry::StatsSnapshot s;
+    s.runtime = runtime_->name();
+    s.tag_depth = settings_.telemetry.tag_depth;
+    usage_.observe(registry_.live(), s);
+    const int32_t count = runtime_->device_count();
+    for (int k = TIDAL_KIND_AUTO + 1; k < TIDAL_KIND_COUNT; ++k)
+        for (int32_t d = 0; d < count && d < pool::PoolSet::kMaxDevices; ++d)
+            if (pools_->find(static_cast<tidal_kind>(k), d))
+                s.pools.push_back({static_cast<tidal_kind>(k), d, pools_->stats(static_cast<tidal_kind>(k), d)});
+    for (int32_t d = 0; d < count; ++d)
+        s.devices.push_back({d, migration_stats(d)});
+    s.errors = errors_.nonzero();
+    return s;
+}
+
+std::vector<AllocationRecord> Context::live_allocations() const
+{
+    std::vector<AllocationRecord> all = registry_.live();
+    std::sort(all.begin(), all.end(), [](const AllocationRecord &a, const AllocationRecord &b) {
+        return reinterpret_cast<uintptr_t>(a.base) < reinterpret_cast<uintptr_t>(b.base);
+    });
+    return all;
 }
 
 std::string Context::describe() const

@@ -22,6 +22,10 @@
 #include "runtime/event_pool.h"
 #include "runtime/peer_matrix.h"
 #include "runtime/runtime.h"
+#include "telemetry/call_sites.h"
+#include "telemetry/error_counts.h"
+#include "telemetry/stats_snapshot.h"
+#include "telemetry/usage_ledger.h"
 #include "validation/check_runner.h"
 
 namespace tidal {
@@ -72,6 +76,12 @@ public:
     void stream_forget(void *stream);
     void stream_synchronize(void *stream);
 
+    // Telemetry: the statistics snapshot (tidal_stats_json), what is live (tidal_allocations_list,
+    // by address), and the count of a status a call on this context returned.
+    telemetry::StatsSnapshot stats();
+    std::vector<AllocationRecord> live_allocations() const;
+    void count_error(tidal_status status) noexcept { errors_.count(status); }
+
     const Settings &settings() const noexcept { return settings_; }
     const JobEnvironment &job() const noexcept { return job_; }
     int32_t default_device() const noexcept { return default_device_; }
@@ -83,6 +93,15 @@ public:
 
 private:
     void validate_request(size_t size, const tidal_alloc_desc &desc) const;
+    // allocate() and release() past the pooled pair's path, where they count their errors
+    // (tidal_stats_json's "errors"): the C boundary does it for every other call, but a test of
+    // the status there cost the pooled pair 8 instructions.
+    [[gnu::noinline]] void *allocate_general(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,
+                                             const tidal_alloc_desc &desc, const pool::StreamHandle *stream);
+    [[gnu::noinline]] void release_slow(const AllocationRecord &record, const pool::StreamHandle *stream);
+    void *allocate_placing(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,
+                           const tidal_alloc_desc &desc, const pool::StreamHandle *stream);
+    void release_unpooled(const AllocationRecord &record, const pool::StreamHandle *stream);
     AllocationRecord allocate_placed(const tidal_place_request &request, const Decision &decision,
                                      const pool::StreamHandle *stream);
     // A request the thread's DecisionCache has a route for: its pool, then the registry.
@@ -101,6 +120,8 @@ private:
     [[gnu::noinline]] void synchronize_before_free(const AllocationRecord &record, const pool::StreamHandle &stream);
     // The allocation holding [ptr, ptr+size), or an error saying why there is none.
     AllocationRecord range_owner(const void *ptr, size_t size) const;
+    // At destroy: lists what is still live (log, and the snapshot when [telemetry] stats is set).
+    void report_leaks(const std::vector<AllocationRecord> &leaked) noexcept;
     // range_owner, and INVALID_ARGUMENT unless it is elastic memory.
     AllocationRecord elastic_owner(const void *ptr, size_t size) const;
     // Elastic memory the scheduler may be moving: its queued moves issued, `stream` after them.
@@ -139,6 +160,10 @@ private:
     std::unique_ptr<BatchCopier> batches_; // after copies_: destroyed before it
     std::unique_ptr<elastic::ElasticSpace> elastic_; // after copies_ and runtime_: destroyed before them
     std::unique_ptr<elastic::ElasticResidency> elastic_moves_; // the scheduler's view of elastic_
+    telemetry::UsageLedger usage_;
+    telemetry::ErrorCounts errors_;
+    std::unique_ptr<telemetry::CallSites> call_sites_; // only with [telemetry] leak_backtrace
+    std::string stats_destination_; // [telemetry] stats with %r and %p expanded: "", "stderr" or a file
 };
 
 } // namespace tidal

@@ -754,6 +754,24 @@ TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size
  *  @return INVALID_ARGUMENT for any other % sequence; CONFIG when the rank variable holds no
  *  whole number; BUFFER_TOO_SMALL when capacity < *needed. */
 TIDAL_API tidal_status tidal_file_name_expand(const char *pattern, char *buf, size_t capacity, size_t *needed);
+ * Telemetry: statistics snapshot, live allocations
+ * =================================================================================== */
+/*! tidal_stats_json() : one statistics snapshot of the context as JSON (schema
+ *  docs/stats.schema.json, "tidal-stats/1"): live bytes and counts by kind and device and by
+ *  tag ([telemetry] tag_depth groups tags by their first parts), each pool's counters, each
+ *  device's migrations by direction, prefetches, evictions and drops, and the errors returned
+ *  by calls on the context, by status. Peaks of live bytes are the highest a snapshot saw;
+ *  pools and devices carry running peaks. Buffer rules as tidal_config_describe: at most
+ *  `capacity` bytes including the NUL, *needed (may be NULL) the full length + 1,
+ *  BUFFER_TOO_SMALL when capacity < *needed. With TIDAL_STATS=stderr|FILE (or [telemetry]
+ *  stats) the same snapshot, with a "leaks" array, is written when the context is destroyed. */
+TIDAL_API tidal_status tidal_stats_json(tidal_context *ctx, char *buf, size_t capacity, size_t *needed);
+/*! tidal_allocations_list() : every live allocation, by address, as tidal_pointer_query
+ *  describes it. Set infos[0].struct_size (the array is stepped by it); *count gets the number
+ *  live. infos may be NULL with capacity 0 to learn the count. @return BUFFER_TOO_SMALL when
+ *  capacity < *count (the first `capacity` entries are written). */
+TIDAL_API tidal_status tidal_allocations_list(tidal_context *ctx, tidal_pointer_info *infos, size_t capacity,
+                                              size_t *count);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,8 @@ module tidal_c
             tidal_register, tidal_unregister, tidal_check_run, &
             tidal_system_info_get, tidal_device_info_get, tidal_config_describe, &
             tidal_file_name_expand, &
-            tidal_pool_stats_get, tidal_pool_trim, tidal_peer_info_get
+            tidal_pool_stats_get, tidal_pool_trim, tidal_peer_info_get, &
+            tidal_stats_json, tidal_allocations_list
 
   ! ---- Structs. Default initialisation plays the role of the C *_INIT macros, except
   ! struct_size: a bind(C) type cannot default a component to its own c_sizeof, so set
@@ -730,5 +731,36 @@ module tidal_c
        integer(c_size_t), intent(out), optional :: needed
        integer(c_int) :: status
      end function tidal_file_name_expand
+  end interface
+
+  ! ---- Telemetry: statistics snapshot, live allocations -----------------------------------
+  interface
+     ! tidal_status tidal_stats_json(tidal_context *ctx, char *buf, size_t capacity,
+     !                               size_t *needed);
+     ! As tidal_config_describe: buf may be c_null_ptr with capacity 0 to learn the length.
+     function tidal_stats_json(ctx, buf, capacity, needed) result(status) &
+          bind(C, name='tidal_stats_json')
+       import :: c_int, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: buf
+       integer(c_size_t), value :: capacity
+       integer(c_size_t), intent(out), optional :: needed
+       integer(c_int) :: status
+     end function tidal_stats_json
+  end interface
+
+  interface
+     ! tidal_status tidal_allocations_list(tidal_context *ctx, tidal_pointer_info *infos,
+     !                                     size_t capacity, size_t *count);
+     ! infos(1)%struct_size must be set; infos may be c_null_ptr with capacity 0.
+     function tidal_allocations_list(ctx, infos, capacity, count) result(status) &
+          bind(C, name='tidal_allocations_list')
+       import :: c_int, c_ptr, c_size_t
+       type(c_ptr), value :: ctx
+       type(c_ptr), value :: infos
+       integer(c_size_t), value :: capacity
+       integer(c_size_t), intent(out) :: count
+       integer(c_int) :: status
+     end function tidal_allocations_list
   end interface
 end module tidal_c

@@ -23,9 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 16> kTopKeys = {
+constexpr std::array<std::string_view, 17> kTopKeys = {
     "runtime", "log_level", "device_selection", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration",
-    "security", "elastic", "topology"};
+    "security", "elastic", "topology", "telemetry"};
 constexpr std::array<std::string_view, 3> kTopologyKeys = {"peer_access", "peer_fallback", "numa_bind"};
 constexpr std::array<std::string_view, 2> kPeerAccess = {"auto", "off"};
 constexpr std::array<std::string_view, 2> kPeerFallback = {"stage", "error"};
@@ -38,6 +38,8 @@ constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct"};
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
+// [telemetry]: statistics and leak keys.
+constexpr std::array<std::string_view, 4> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges"};
 constexpr std::array<std::string_view, 2> kElasticHomes = {"lazy", "eager"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
@@ -251,6 +253,27 @@ void read_topology(const TomlReader &r, const toml::node &node, Settings &s)
         s.topology.numa_bind = r.boolean(*n, "topology.numa_bind");
 }
 
+// "stderr" stays a name; anything else is a file, relative to the configuration's folder.
+std::string stats_destination(const fs::path &base, const std::string &value)
+{
+    return value == "stderr" ? value : resolve_path(base, value).string();
+}
+
+void read_telemetry(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "telemetry");
+    r.require_known_keys(t, "telemetry", kTelemetryKeys);
+    // statistics and leaks
+    if (const toml::node *n = t.get("stats"))
+        s.telemetry.stats = stats_destination(s.base_dir, r.nonempty_string(*n, "telemetry.stats"));
+    if (const toml::node *n = t.get("tag_depth"))
+        s.telemetry.tag_depth = static_cast<uint32_t>(r.integer(*n, "telemetry.tag_depth", 0, 16));
+    if (const toml::node *n = t.get("leak_backtrace"))
+        s.telemetry.leak_backtrace = r.boolean(*n, "telemetry.leak_backtrace");
+    if (const toml::node *n = t.get("ranges"))
+        s.telemetry.ranges = r.boolean(*n, "telemetry.ranges");
+}
+
 void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "migration");
@@ -394,6 +417,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
         read_elastic(r, *n, s);
     if (const toml::node *n = doc.get("topology"))
         read_topology(r, *n, s);
+    if (const toml::node *n = doc.get("telemetry"))
+        read_telemetry(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else
@@ -460,6 +485,10 @@ void apply_environment(Settings &s)
     if (auto v = env_value("TIDAL_RUNTIME")) {
         s.runtime = env_choice("TIDAL_RUNTIME", *v, kRuntimes);
         record("TIDAL_RUNTIME", *v);
+    }
+    if (auto v = env_value("TIDAL_STATS")) {
+        s.telemetry.stats = stats_destination(fs::current_path(), *v);
+        record("TIDAL_STATS", *v);
     }
     if (auto v = env_value("TIDAL_LOG_LEVEL")) {
         s.log_level = to_log_level(env_choice("TIDAL_LOG_LEVEL", *v, kLogLevels));

@@ -170,6 +170,20 @@ struct SecuritySettings {
 // What TIDAL_DEVICE_DEFAULT means: the policy chain's choice (core default 0), or one device
 // per process picked by its node-local rank (config/job_environment.h).
 enum class DeviceSelection { first, local_rank };
+// [telemetry], statistics and leaks block: what a context reports about its memory.
+struct TelemetrySettings {
+    // Where the statistics snapshot goes when the context is destroyed: "" = nowhere, "stderr",
+    // or a file (absolute after loading). TIDAL_STATS overrides it.
+    std::string stats;
+    // Tags are grouped by their first tag_depth parts ('/' or '.' separate parts); 0 = whole tags.
+    uint32_t tag_depth = 0;
+    // Remember each allocation's call stack (backtrace(), symbolised only when a leak is
+    // reported). Allocations then skip the decision cache's direct route to their pool.
+    bool leak_backtrace = false;
+    // Name tidal's migrations, evictions and copies as ranges in the vendor's profiler (NVTX,
+    // roctx). Off: one predictable branch per such operation.
+    bool ranges = false;
+};
 
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
@@ -190,6 +204,7 @@ struct Settings {
     ElasticSettings elastic;
     TopologySettings topology;
     SecuritySettings security;
+    TelemetrySettings telemetry;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };
 

@@ -124,6 +124,18 @@ void describe_topology(std::ostringstream &os, const TopologySettings &t)
     os << "numa_bind = " << (t.numa_bind ? "true" : "false") << "\n";
 }
 
+void describe_telemetry(std::ostringstream &os, const TelemetrySettings &t)
+{
+    os << "\n[telemetry]\n";
+    if (t.stats.empty())
+        os << "# stats: not written at destroy\n";
+    else
+        os << "stats = " << quote(t.stats) << "\n";
+    os << "tag_depth = " << t.tag_depth << (t.tag_depth ? "" : "  # whole tags") << "\n";
+    os << "leak_backtrace = " << (t.leak_backtrace ? "true" : "false") << "\n";
+    os << "ranges = " << (t.ranges ? "true" : "false") << "  # profiler ranges (NVTX, roctx)\n";
+}
+
 void describe_security(std::ostringstream &os, const SecuritySettings &security)
 {
     os << "\n[security]\n";
@@ -221,6 +233,7 @@ std::string describe_settings(const Settings &s)
     describe_migration(os, s.migration);
     describe_elastic(os, s.elastic);
     describe_topology(os, s.topology);
+    describe_telemetry(os, s.telemetry);
     describe_security(os, s.security);
     describe_sim(os, s.sim);
     return os.str();

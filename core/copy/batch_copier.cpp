@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "copy/place_finder.h"
+#include "runtime/profiler_range.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -184,6 +185,7 @@ void BatchCopier::run_waves(int32_t device, const std::vector<Planned> &batched,
 {
     Ring &r = ring(device);
     std::lock_guard lock(r.mutex);
+    const ProfilerRange range(runtime_, "tidal: batch copy");
     for (size_t first = 0; first < batched.size();) {
         Slot &slot = r.slots[r.next];
         r.next = (r.next + 1) % r.slots.size();

@@ -10,6 +10,7 @@
 #include "copy/copy_bounds.h"
 #include "log/logger.h"
 #include "runtime/numa_binder.h"
+#include "runtime/profiler_range.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -138,6 +139,7 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
         return;
     }
     std::lock_guard staging(staging_mutex_);
+    const ProfilerRange range(runtime_, "tidal: staged copy");
     if (s == Side::pageable)
         staged_to_device(ring_for(dst_device), dst, static_cast<const char *>(src), size,
                          stream ? stream : stream_for(dst_device));

@@ -7,6 +7,7 @@
 
 #include "log/logger.h"
 #include "migration/unit_split.h"
+#include "runtime/profiler_range.h"
 #include "status/error.h"
 
 namespace tidal {
@@ -395,6 +396,8 @@ void MigrationScheduler::queue_prefetch(std::vector<Step> &steps, const void *pt
                                         void *ms, int32_t d, const char *what)
 {
     steps.push_back({span(ptr, size), [this, ptr, size, location, ms, d, what] {
+        // On the thread that issues it (a worker's, on a GPU): where a profiler shows the call.
+        const ProfilerRange range(runtime_, location == TIDAL_RT_LOCATION_HOST ? "tidal: evict" : "tidal: migrate");
         runtime_.prefetch(ptr, size, location, ms, [&] { return fmt::format(fmt::runtime(what), size, ptr, d); });
     }});
 }
@@ -424,6 +427,7 @@ void MigrationScheduler::evict_unit(uintptr_t start, Unit &u, bool freed)
         const uint32_t advice = u.advice;
         const int32_t home = u.alloc_device;
         steps.push_back({span(ptr, size), [this, ptr, size, d, advice, home] {
+            const ProfilerRange range(runtime_, "tidal: evict (drop)");
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_PREFERRED_LOCATION, TIDAL_RT_LOCATION_HOST);
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_UNSET_READ_MOSTLY, d);
             runtime_.advise(ptr, size, TIDAL_RT_ADVISE_SET_READ_MOSTLY, d);
@@ -849,6 +853,7 @@ void MigrationScheduler::prefetch(const DeclaredRange &r)
     auto issue = [&] {
         const int32_t location = r.device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : r.device;
         auto what = [&] { return fmt::format("prefetching {} bytes at {} to {}", r.size, r.ptr, where(r.device)); };
+        const ProfilerRange range(runtime_, r.device == TIDAL_DEVICE_HOST ? "tidal: prefetch to host" : "tidal: prefetch");
         runtime_.prefetch(r.ptr, r.size, location, nullptr, what);
         runtime_.stream_synchronize(nullptr, what);
     };

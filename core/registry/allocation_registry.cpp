@@ -391,6 +391,18 @@ std::vector<AllocationRecord> AllocationRegistry::drain()
     return all;
 }
 
+std::vector<AllocationRecord> AllocationRegistry::live() const
+{
+    std::vector<AllocationRecord> all;
+    for (const Shard &s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (const auto &[base, slot] : s.slots)
+            if (slot.live)
+                all.push_back(slot.record);
+    }
+    return all;
+}
+
 size_t AllocationRegistry::live_count() const
 {
     size_t n = 0;

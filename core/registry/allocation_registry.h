@@ -73,6 +73,8 @@ public:
     bool set_advice(const void *base, uint32_t advice);
     // Removes and returns every live allocation (context teardown).
     std::vector<AllocationRecord> drain();
+    // A copy of every live allocation, shard by shard (telemetry: statistics, listings).
+    std::vector<AllocationRecord> live() const;
     size_t live_count() const;
 
 private:

@@ -55,6 +55,7 @@ constexpr OpInfo kOps[] = {
     {"accounting host copies", ""},
     {"peer access between devices", "copies between devices stage through pinned host memory"},
     {"the atomic-set kernel", kKernelHint},
+    {"profiler ranges", "leave [telemetry] ranges off on this runtime"},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -98,6 +99,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
     case RuntimeOp::host_copy: return o.host_copy;
     case RuntimeOp::peer: return o.peer_info && o.peer_enable && o.memcpy_peer;
     case RuntimeOp::kernel_atomic_set: return o.kernel_atomic_set;
+    case RuntimeOp::ranges: return o.range_push && o.range_pop;
     case RuntimeOp::count_: break;
     }
     return false;

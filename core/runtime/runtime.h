@@ -57,6 +57,7 @@ enum class RuntimeOp : uint8_t {
     host_copy,
     peer,                // peer_info + peer_enable + memcpy_peer
     kernel_atomic_set,
+    ranges,              // range_push + range_pop (profiler ranges)
     count_
 };
 
@@ -214,6 +215,12 @@ public:
     void peer_enable(int32_t device, int32_t peer, CallDescription what = {});
     void memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size, void *stream,
                      CallDescription what = {});
+    // Profiler ranges (RuntimeOp::ranges): on only after enable_ranges(true) on a runtime with
+    // the pair ([telemetry] ranges = true). ProfilerRange is the one caller of the pair.
+    void enable_ranges(bool on) noexcept { ranges_ = on && supports(RuntimeOp::ranges); }
+    bool ranges_on() const noexcept { return ranges_; }
+    int range_push(const char *name) const noexcept { return ops_->range_push(instance_, name); }
+    int range_pop() const noexcept { return ops_->range_pop(instance_); }
 
     // Throws the translated error for a non-zero native code (one a noexcept call returned).
     void check(int native, CallDescription what) const
@@ -254,6 +261,7 @@ private:
     uint64_t supported_ = 0; // bit i: RuntimeOp i is there
     bool numa_bind_ = false;
     mutable std::atomic<bool> numa_unknown_logged_{false}, numa_failure_logged_{false};
+    bool ranges_ = false;    // enable_ranges
 };
 
 } // namespace tidal

@@ -53,7 +53,8 @@
 extern "C" {
 #endif
 
-/* 2: traits, and the virtual-memory group (vmm_*). 3: kernel_atomic_set. */
+/* 2: traits, and the virtual-memory group (vmm_*). 3: kernel_atomic_set, profiler ranges
+ * (range_push/range_pop). */
 #define TIDAL_RT_ABI_VERSION 3
 #define TIDAL_RT_ENTRY_SYMBOL "tidal_runtime_negotiate"
 
@@ -323,6 +324,16 @@ typedef struct tidal_rt_ops {
      *                     words hold their initial values before; nothing is read back. */
     int (*kernel_atomic_set)(void *rt, int32_t device, void *words, uint32_t ops, uint32_t rounds,
                              void *stream);
+    /* Appended in version 3; optional as a pair (both or neither). Named ranges for the
+     * vendor's profiler (NVTX on CUDA, roctx on HIP, counted calls on the simulated device),
+     * around tidal's migrations, evictions and copies. The core calls them only with
+     * [telemetry] ranges = true, nested properly on each thread; a failure is ignored (a
+     * profiler never fails an operation), and a failed push is not popped.
+     *  range_push: opens a range named `name` (NUL-terminated, a string literal) on the
+     *              calling thread.
+     *  range_pop:  closes the innermost range the calling thread opened. */
+    int (*range_push)(void *rt, const char *name);
+    int (*range_pop)(void *rt);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

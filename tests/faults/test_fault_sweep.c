@@ -372,7 +372,9 @@ static const char *kConfig =
     "devices = 3\n"
     "[copy]\n"
     "chunk_size = \"256KiB\"\n"
-    "threads = 2\n";
+    "threads = 2\n"
+    "[telemetry]\n"
+    "ranges = true\n"; /* so that range_push and range_pop are swept too */
 
 /* Runs the workload in a child, failing call `nth` of `operation` (NULL: no fault). The
  * child's exit status: 0 clean, 1 violations, 2 the context could not be created or destroyed

@@ -24,6 +24,7 @@ LAYERS = [
     ["pool"],                           # over the runtime
     ["copy", "migration", "validation"],
     ["elastic"],                        # elastic memory: chunks over the runtime's vmm group, moved by copy/
+    ["telemetry"],                      # statistics snapshot, leak report: reads the counters below
 ]
 
 # Includes outside core/ that any folder may use.

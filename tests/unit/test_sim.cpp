@@ -700,6 +700,8 @@ TEST_CASE("every fault operation parses and fails its entry point")
             {"peer_info", [&] { return o.peer_info(rt, 0, 1, &link); }},
             {"peer_enable", [&] { return o.peer_enable(rt, 0, 1); }},
             {"memcpy_peer", [&] { return o.memcpy_peer(rt, device1, 1, device, 0, kPage, stream); }},
+            {"range_push", [&] { return o.range_push(rt, "test"); }},
+            {"range_pop", [&] { return o.range_pop(rt); }},
         };
         const auto it = call.find(name);
         REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");

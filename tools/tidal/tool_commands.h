@@ -29,5 +29,6 @@ void add_probe_command(CLI::App &app);
 void add_config_command(CLI::App &app);
 void add_validate_command(CLI::App &app);
 void add_bench_command(CLI::App &app);
+void add_stats_command(CLI::App &app);
 
 } // namespace tidal_tool

@@ -263,6 +263,8 @@ PROTOTYPES = {
     "tidal_peer_info_get": (c_status, [_ctx, ctypes.c_int32, ctypes.c_int32, _P(PeerInfo)]),
     "tidal_config_describe": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
     "tidal_file_name_expand": (c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
+    "tidal_stats_json": (c_status, [_ctx, ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t)]),
+    "tidal_allocations_list": (c_status, [_ctx, _P(PointerInfo), ctypes.c_size_t, _P(ctypes.c_size_t)]),
 }
 
 # Functions of the newest part of the header. A library built before them still loads; calling
@@ -272,6 +274,7 @@ NEWER_FUNCTIONS = frozenset({
     "tidal_budget_set", "tidal_migration_stats_get", "tidal_clock", "tidal_copy_batch",
     "tidal_offload", "tidal_offload_range", "tidal_restore", "tidal_restore_range",
     "tidal_peer_info_get",
+    "tidal_stats_json", "tidal_allocations_list",
 })
 
 

@@ -812,16 +812,39 @@ class Context:
         """device_info of every device."""
         return [self.device_info(i) for i in range(self.system_info().device_count)]
 
-    def config_describe(self) -> str:
-        """tidal_config_describe: the resolved settings and policy chain as TOML."""
+    def _text_call(self, function) -> str:
+        """A text result (tidal_config_describe, tidal_stats_json): length first, then the text."""
         needed = ctypes.c_size_t()
-        status = lib.tidal_config_describe(self.handle, None, 0, ctypes.byref(needed))
-        # Asking with no buffer answers BUFFER_TOO_SMALL and the length; the text can only grow
-        # between the two calls if another thread changes a setting, so retry until it fits.
+        status = function(self.handle, None, 0, ctypes.byref(needed))
+        # Asking with no buffer answers BUFFER_TOO_SMALL and the length; the text can grow
+        # between the two calls (another thread's work), so retry until it fits.
         while True:
             if status not in (0, 13):
                 _check(status)
             buf = ctypes.create_string_buffer(needed.value)
-            status = lib.tidal_config_describe(self.handle, buf, len(buf), ctypes.byref(needed))
+            status = function(self.handle, buf, len(buf), ctypes.byref(needed))
             if status == 0:
                 return _text(buf.value)
+
+    def config_describe(self) -> str:
+        """tidal_config_describe: the resolved settings and policy chain as TOML."""
+        return self._text_call(lib.tidal_config_describe)
+
+    def stats(self) -> dict:
+        """tidal_stats_json: one statistics snapshot (schema docs/stats.schema.json), parsed."""
+        import json
+        return json.loads(self._text_call(lib.tidal_stats_json))
+
+    def allocations(self) -> list:
+        """tidal_allocations_list: every live allocation, by address, as query() describes it."""
+        count = ctypes.c_size_t()
+        status = lib.tidal_allocations_list(self.handle, None, 0, ctypes.byref(count))
+        while True:  # more may go live between the two calls
+            if status not in (0, 13):
+                _check(status)
+            infos = (_native.PointerInfo * max(count.value, 1))()
+            infos[0] = _native.new(_native.PointerInfo)
+            status = lib.tidal_allocations_list(self.handle, infos, count.value, ctypes.byref(count))
+            if status == 0:
+                return [_fields(infos[i], PointerInfo, base=lambda v: v or 0, kind=lambda v: _enum(Kind, v),
+                                hints=Hint, advice=Advice, tag=_text, placed_by=_text) for i in range(count.value)]

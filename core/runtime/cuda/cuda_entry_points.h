@@ -82,6 +82,9 @@ int rt_peer_info(void *rt, int32_t device, int32_t peer, tidal_rt_peer_info *inf
 int rt_peer_enable(void *rt, int32_t device, int32_t peer) noexcept;
 int rt_memcpy_peer(void *rt, void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
                    void *stream) noexcept;
+/* cuda_ranges.cpp */
+int rt_range_push(void *rt, const char *name) noexcept;
+int rt_range_pop(void *rt) noexcept;
 
 /* cuda_kernels.cpp (only when the validation kernels were built with nvcc) */
 int rt_kernel_touch(void *rt, int32_t device, void *ptr, size_t size, int32_t write, void *stream) noexcept;

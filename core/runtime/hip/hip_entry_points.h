@@ -72,6 +72,9 @@ int rt_peer_info(void *rt, int32_t device, int32_t peer, tidal_rt_peer_info *inf
 int rt_peer_enable(void *rt, int32_t device, int32_t peer) noexcept;
 int rt_memcpy_peer(void *rt, void *dst, int32_t dst_device, const void *src, int32_t src_device, size_t size,
                    void *stream) noexcept;
+/* hip_ranges.cpp */
+int rt_range_push(void *rt, const char *name) noexcept;
+int rt_range_pop(void *rt) noexcept;
 
 // hip_kernels.cpp — compiled only when kernels/ built tidal_kernels_hip_lib
 // (TIDAL_HAVE_HIP_KERNELS); otherwise the table's kernel entries stay NULL.

@@ -76,6 +76,8 @@ constexpr tidal_rt_ops kHipOps = {
     .peer_enable = rt_peer_enable,
     .memcpy_peer = rt_memcpy_peer,
     .kernel_atomic_set = TIDAL_HIP_KERNEL(rt_kernel_atomic_set),
+    .range_push = rt_range_push,
+    .range_pop = rt_range_pop,
 };
 
 } // namespace

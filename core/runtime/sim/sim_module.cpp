@@ -145,6 +145,15 @@ int rt_kernel_spin(void *rt, int32_t device, uint64_t ns, void *stream)
 {
     return guarded([&] { return self(rt).kernel_spin(device, ns, stream); });
 }
+int rt_range_push(void *rt, const char *name)
+{
+    return guarded([&] { return self(rt).range_push(name); });
+}
+int rt_range_pop(void *rt)
+{
+    return guarded([&] { return self(rt).range_pop(); });
+}
+
 int rt_clock(void *rt, double *seconds)
 {
     return guarded([&] { return self(rt).clock(seconds); });
@@ -312,6 +321,8 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .peer_enable = rt_peer_enable,
         .memcpy_peer = rt_memcpy_peer,
         .kernel_atomic_set = rt_kernel_atomic_set,
+        .range_push = rt_range_push,
+        .range_pop = rt_range_pop,
     };
 }
 

@@ -120,6 +120,10 @@ public:
     int device_synchronize(int32_t device);
     // The simulated clock (clock_seconds()), as the `clock` entry point: it counts for faults.
     int clock(double *seconds) const;
+    // Profiler ranges: nothing to show them in, so they are only counted (fault injection's
+    // call counts, TIDAL_SIM_CALL_COUNTS) and can be made to fail.
+    int range_push(const char *name) const;
+    int range_pop() const;
     int kernel_touch(int32_t device, void *ptr, size_t size, int32_t write, void *stream);
     int kernel_pattern_fill(int32_t device, void *ptr, size_t size, uint64_t seed, void *stream);
     int kernel_pattern_check(int32_t device, const void *ptr, size_t size, uint64_t seed,

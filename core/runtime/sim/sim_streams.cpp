@@ -175,6 +175,20 @@ int SimRuntime::device_synchronize(int32_t device)
     return kSuccess;
 }
 
+int SimRuntime::range_push(const char *name) const
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::range_push))
+        return e;
+    return name ? kSuccess : kInvalidValue;
+}
+
+int SimRuntime::range_pop() const
+{
+    Lock lock(*this);
+    return injected(Operation::range_pop);
+}
+
 int SimRuntime::clock(double *seconds) const
 {
     Lock lock(*this);

@@ -1,0 +1,40 @@
+// What is live, by kind and device and by tag group, counted from the registry's records when a
+// snapshot is taken. Nothing is counted per allocation (the pooled alloc+free pair stays as it
+// was), so the peaks kept here are the highest values snapshots saw, not running peaks: the
+// running peaks tidal has are the pools' and the scheduler's (in the snapshot's "pools" and
+// "devices").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "registry/allocation_record.h"
+#include "telemetry/stats_snapshot.h"
+
+namespace tidal::telemetry {
+
+class UsageLedger {
+public:
+    explicit UsageLedger(uint32_t tag_depth) : tag_depth_(tag_depth) {}
+
+    // The tag's first `depth` parts ('/' or '.' end a part); the whole tag when depth is 0 or
+    // the tag has no more parts.
+    static std::string_view group_of(std::string_view tag, uint32_t depth) noexcept;
+
+    // Fills snapshot.live, .kinds and .tags from `live` and raises the peaks seen.
+    void observe(const std::vector<AllocationRecord> &live, StatsSnapshot &snapshot);
+
+private:
+    const uint32_t tag_depth_;
+    std::mutex mutex_;
+    Usage live_peak_;
+    std::map<std::tuple<int, int32_t>, Usage> kind_peaks_;
+    std::map<std::string, Usage, std::less<>> tag_peaks_;
+};
+
+} // namespace tidal::telemetry
