@@ -754,6 +754,8 @@ TIDAL_API tidal_status tidal_config_describe(tidal_context *ctx, char *buf, size
  *  @return INVALID_ARGUMENT for any other % sequence; CONFIG when the rank variable holds no
  *  whole number; BUFFER_TOO_SMALL when capacity < *needed. */
 TIDAL_API tidal_status tidal_file_name_expand(const char *pattern, char *buf, size_t capacity, size_t *needed);
+
+/* =====================================================================================
  * Telemetry: statistics snapshot, live allocations
  * =================================================================================== */
 /*! tidal_stats_json() : one statistics snapshot of the context as JSON (schema
