@@ -17,13 +17,29 @@
 #include "status/error.h"
 #include "status/last_error.h"
 #include "tidal/tidal.h"
+#include "trace/api_events.h"
+#include "trace/trace_recorder.h"
 
 struct tidal_context {
+    // First: with no trace, every traced call pays one compare of the struct's first word.
+    std::unique_ptr<tidal::trace::TraceRecorder> trace;
     tidal::Context impl;
-    explicit tidal_context(tidal::Settings s) : impl(std::move(s)) {}
+    explicit tidal_context(tidal::Settings s)
+        : trace(s.trace.file.empty() ? nullptr : std::make_unique<tidal::trace::TraceRecorder>(s.trace.file, s.trace.where)),
+          impl(std::move(s))
+    {
+        if (trace)
+            trace->write_header(impl.runtime().name(), impl.runtime().device_count());
+    }
 };
 
 namespace {
+
+using tidal::trace::TraceCall;
+namespace api_events = tidal::trace::api_events;
+
+// The context's trace recorder, or nullptr: callers test it with [[unlikely]].
+inline tidal::trace::TraceRecorder *tracer(tidal_context *ctx) noexcept { return ctx ? ctx->trace.get() : nullptr; }
 
 tidal_status fail(tidal_status status, const std::string &message) noexcept
 {
@@ -116,6 +132,23 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
     if (!d)
         return check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size);
     return allocate(fn, ctx, size, d, stream, out);
+}
+
+// An allocation's trace event, with the placement the chain decided read back from the registry.
+[[gnu::cold, gnu::noinline]] void trace_alloc(tidal_context *ctx, TraceCall call, size_t size,
+                                              const tidal_alloc_desc *desc, void *stream, void **out,
+                                              tidal_status status) noexcept
+{
+    tidal::trace::Placement placed;
+    tidal::AllocationRecord record;
+    if (status == TIDAL_OK) {
+        try {
+            record = ctx->impl.query(*out);
+            placed = {record.kind, record.device, record.placed_by};
+        } catch (...) { // freed by another thread already: the event keeps no decision
+        }
+    }
+    api_events::alloc(*ctx->trace, call, size, desc, stream, out ? *out : nullptr, status, placed);
 }
 
 // tidal_offload* and tidal_restore*: the result is written, as far as its struct_size, also
@@ -240,16 +273,20 @@ TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx)
 
 TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void **out)
 {
-    return allocate("tidal_alloc", ctx, size, desc, nullptr, out);
+    const tidal_status s = allocate("tidal_alloc", ctx, size, desc, nullptr, out);
+    if (tracer(ctx)) [[unlikely]]
+        trace_alloc(ctx, TraceCall::alloc, size, desc, nullptr, out, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
 {
     if (!ctx)
         return null_argument("tidal_free", "ctx");
-    if (!ptr)
-        return TIDAL_OK;
-    return guarded("tidal_free", [&] { ctx->impl.release(ptr); });
+    const tidal_status s = ptr ? guarded("tidal_free", [&] { ctx->impl.release(ptr); }) : TIDAL_OK;
+    if (ctx->trace) [[unlikely]]
+        api_events::pointer(*ctx->trace, TraceCall::free, ptr, nullptr, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, tidal_pointer_info *info)
@@ -347,7 +384,10 @@ TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_
         return null_argument("tidal_prefetch", "ctx");
     if (!ptr)
         return null_argument("tidal_prefetch", "ptr");
-    return guarded("tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+    const tidal_status s = guarded("tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+    if (ctx->trace) [[unlikely]]
+        api_events::range(*ctx->trace, TraceCall::prefetch, ptr, size, device, 0, nullptr, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size, tidal_range_info *info)
@@ -382,7 +422,7 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
     std::memcpy(&kind, &full.kind, sizeof kind);
     if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_SPIN)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
-    return guarded(fn, [&] {
+    const tidal_status s = guarded(fn, [&] {
         tidal_check run = full;
         ctx->impl.run_check(run);
         // Only the out-fields change: the caller's inputs go back exactly as they came.
@@ -390,6 +430,9 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
         full.elapsed_ms = run.elapsed_ms;
         tidal::abi::write_out(check, given, full);
     });
+    if (ctx->trace) [[unlikely]]
+        api_events::check(*ctx->trace, &full, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream)
@@ -400,7 +443,10 @@ TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, v
         return null_argument("tidal_stream_create", "ctx");
     if (!stream)
         return null_argument("tidal_stream_create", "stream");
-    return guarded("tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+    const tidal_status s = guarded("tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+    if (ctx->trace) [[unlikely]]
+        api_events::stream(*ctx->trace, TraceCall::stream_create, device, *stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
@@ -409,7 +455,10 @@ TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
         return null_argument("tidal_stream_destroy", "ctx");
     if (!stream)
         return TIDAL_OK;
-    return guarded("tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+    const tidal_status s = guarded("tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::stream(*ctx->trace, TraceCall::stream_destroy, 0, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
@@ -425,11 +474,14 @@ TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream
 {
     if (!ctx)
         return null_argument("tidal_stream_synchronize", "ctx");
-    return guarded("tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+    const tidal_status s = guarded("tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::stream(*ctx->trace, TraceCall::stream_synchronize, 0, stream, s);
+    return s;
 }
 
-static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, const void *src, size_t size,
-                              void *stream)
+static tidal_status copy_call(const char *fn, TraceCall call, tidal_context *ctx, void *dst, const void *src,
+                              size_t size, void *stream)
 {
     if (!ctx)
         return null_argument(fn, "ctx");
@@ -437,24 +489,30 @@ static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, con
         return null_argument(fn, "dst");
     if (!src)
         return null_argument(fn, "src");
-    return guarded(fn, [&] { ctx->impl.copy(dst, src, size, stream); });
+    const tidal_status s = guarded(fn, [&] { ctx->impl.copy(dst, src, size, stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::copy(*ctx->trace, call, dst, src, size, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size)
 {
-    return copy_call("tidal_copy", ctx, dst, src, size, nullptr);
+    return copy_call("tidal_copy", TraceCall::copy, ctx, dst, src, size, nullptr);
 }
 
 TIDAL_API tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const void *src, size_t size, void *stream)
 {
-    return copy_call("tidal_copy_async", ctx, dst, src, size, stream);
+    return copy_call("tidal_copy_async", TraceCall::copy_async, ctx, dst, src, size, stream);
 }
 
 TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_item *items, size_t count, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_copy_batch", "ctx");
-    return guarded("tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+    const tidal_status s = guarded("tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::copy_batch(*ctx->trace, items, count, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size)
@@ -513,32 +571,40 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
 {
     if (!ctx)
         return null_argument("tidal_pool_trim", "ctx");
-    return guarded("tidal_pool_trim", [&] {
+    uint64_t bytes = 0;
+    const tidal_status s = guarded("tidal_pool_trim", [&] {
         std::exception_ptr failure;
-        uint64_t bytes = ctx->impl.pools().trim(&failure);
+        bytes = ctx->impl.pools().trim(&failure);
         bytes += ctx->impl.trim_elastic(&failure);
         if (released)
             *released = bytes;
         if (failure)
             std::rethrow_exception(failure);
     });
+    if (ctx->trace) [[unlikely]]
+        api_events::amount(*ctx->trace, TraceCall::pool_trim, 0, bytes, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_alloc_async(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void *stream,
                                          void **out)
 {
-    const tidal::pool::StreamHandle s{stream};
-    return allocate("tidal_alloc_async", ctx, size, desc, &s, out);
+    const tidal::pool::StreamHandle handle{stream};
+    const tidal_status s = allocate("tidal_alloc_async", ctx, size, desc, &handle, out);
+    if (tracer(ctx)) [[unlikely]]
+        trace_alloc(ctx, TraceCall::alloc_async, size, desc, stream, out, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_free_async", "ctx");
-    if (!ptr)
-        return TIDAL_OK;
-    const tidal::pool::StreamHandle s{stream};
-    return guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
+    const tidal::pool::StreamHandle handle{stream};
+    const tidal_status s = ptr ? guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &handle); }) : TIDAL_OK;
+    if (ctx->trace) [[unlikely]]
+        api_events::pointer(*ctx->trace, TraceCall::free_async, ptr, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set, uint32_t unset)
@@ -547,7 +613,10 @@ TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t 
         return null_argument("tidal_advise", "ctx");
     if (!ptr)
         return null_argument("tidal_advise", "ptr");
-    return guarded("tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+    const tidal_status s = guarded("tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+    if (ctx->trace) [[unlikely]]
+        api_events::advise(*ctx->trace, ptr, size, set, unset, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses, size_t count,
@@ -555,14 +624,20 @@ TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tid
 {
     if (!ctx)
         return null_argument("tidal_declare", "ctx");
-    return guarded("tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+    const tidal_status s = guarded("tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+    if (ctx->trace) [[unlikely]]
+        api_events::declare(*ctx->trace, stream, accesses, count, flags, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes)
 {
     if (!ctx)
         return null_argument("tidal_budget_set", "ctx");
-    return guarded("tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+    const tidal_status s = guarded("tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+    if (ctx->trace) [[unlikely]]
+        api_events::amount(*ctx->trace, TraceCall::budget_set, device, bytes, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device, tidal_migration_stats *stats)
@@ -583,8 +658,11 @@ TIDAL_API tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, u
 {
     if (ctx && !tag_glob)
         return null_argument("tidal_offload", "tag_glob");
-    return elastic_call("tidal_offload", ctx, out,
+    const tidal_status s = elastic_call("tidal_offload", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.offload(tag_glob, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::offload, tag_glob, nullptr, 0, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags, void *stream,
@@ -592,8 +670,11 @@ TIDAL_API tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t
 {
     if (ctx && !ptr)
         return null_argument("tidal_offload_range", "ptr");
-    return elastic_call("tidal_offload_range", ctx, out,
+    const tidal_status s = elastic_call("tidal_offload_range", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.offload_range(ptr, size, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::offload_range, nullptr, ptr, size, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
@@ -601,8 +682,11 @@ TIDAL_API tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, u
 {
     if (ctx && !tag_glob)
         return null_argument("tidal_restore", "tag_glob");
-    return elastic_call("tidal_restore", ctx, out,
+    const tidal_status s = elastic_call("tidal_restore", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.restore(tag_glob, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::restore, tag_glob, nullptr, 0, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags, void *stream,
@@ -610,8 +694,11 @@ TIDAL_API tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t
 {
     if (ctx && !ptr)
         return null_argument("tidal_restore_range", "ptr");
-    return elastic_call("tidal_restore_range", ctx, out,
+    const tidal_status s = elastic_call("tidal_restore_range", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.restore_range(ptr, size, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::restore_range, nullptr, ptr, size, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)

@@ -23,9 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 14> kTopKeys = {
+constexpr std::array<std::string_view, 15> kTopKeys = {
     "runtime", "log_level", "policy_path", "runtime_path", "policies", "policy", "sim", "hip", "cuda", "copy", "pool", "migration",
-    "security", "elastic"};
+    "security", "elastic", "telemetry"};
+constexpr std::array<std::string_view, 1> kTelemetryKeys = {"trace"};
 constexpr std::array<std::string_view, 1> kSecurityKeys = {"allow_writable_plugins"};
 constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "release_threshold", "growth",
@@ -298,6 +299,17 @@ void read_security(const TomlReader &r, const toml::node &node, Settings &s)
         s.security.allow_writable_plugins = r.boolean(*n, "security.allow_writable_plugins");
 }
 
+// [telemetry]. trace: a path, relative to the configuration's folder as every path in it.
+void read_telemetry(const TomlReader &r, const toml::node &node, Settings &s)
+{
+    const toml::table &t = r.table(node, "telemetry");
+    r.require_known_keys(t, "telemetry", kTelemetryKeys);
+    if (const toml::node *n = t.get("trace")) {
+        s.trace.file = resolve_path(s.base_dir, r.nonempty_string(*n, "telemetry.trace"));
+        s.trace.where = r.where(n->source()) + "telemetry.trace";
+    }
+}
+
 void read_sim(const TomlReader &r, const toml::node &node, Settings &s)
 {
     const toml::table &t = r.table(node, "sim");
@@ -369,6 +381,8 @@ void read_document(const TomlReader &r, const toml::table &doc, Settings &s)
         read_migration(r, *n, s);
     if (const toml::node *n = doc.get("elastic"))
         read_elastic(r, *n, s);
+    if (const toml::node *n = doc.get("telemetry"))
+        read_telemetry(r, *n, s);
     if (const toml::node *n = doc.get("sim"))
         read_sim(r, *n, s);
     else
@@ -469,6 +483,19 @@ void apply_environment(Settings &s)
                      "write a byte count or a size such as 16GiB");
         s.sim.capacity = *bytes;
         record("TIDAL_SIM_CAPACITY", *v);
+    }
+    if (auto v = env_value("TIDAL_TRACE")) {
+        s.trace.file = resolve_path(fs::current_path(), *v);
+        s.trace.where = "environment variable TIDAL_TRACE";
+        record("TIDAL_TRACE", *v);
+    }
+    if (auto v = env_value("TIDAL_SIM_PROFILE")) {
+        try {
+            s.sim.profile = load_profile(*v, fs::current_path());
+        } catch (const Error &e) {
+            env_fail("TIDAL_SIM_PROFILE", *v, e.message(), e.hint());
+        }
+        record("TIDAL_SIM_PROFILE", *v);
     }
     if (auto v = env_value("TIDAL_SIM_XNACK")) {
         const std::string x = lower(*v);

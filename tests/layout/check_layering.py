@@ -24,6 +24,7 @@ LAYERS = [
     ["pool"],                           # over the runtime
     ["copy", "migration", "validation"],
     ["elastic"],                        # elastic memory: chunks over the runtime's vmm group, moved by copy/
+    ["trace"],                          # TIDAL_TRACE: API events as JSON lines, written by a background thread
 ]
 
 # Includes outside core/ that any folder may use.
