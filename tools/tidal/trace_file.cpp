@@ -31,7 +31,7 @@ public:
     {
         auto it = in.find(key);
         if (it == in.end())
-            fail(fmt::format("\"{}\" lacks {}\"{}\"", call_, where, key));
+            fail(fmt::format("\"{}\" lacks \"{}{}\"", call_, where, key));
         return *it;
     }
     template <typename T> T number(const json &in, const char *key, const char *where = "") const

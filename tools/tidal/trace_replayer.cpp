@@ -151,7 +151,9 @@ tidal_status TraceReplayer::check(const TraceRecord &r)
     c.size = r.size;
     c.seed = r.seed;
     c.stream = stream(r.stream, r.device);
-    return tidal_check_run(ctx_, &c);
+    const tidal_status s = tidal_check_run(ctx_, &c);
+    last_check_seconds_ = s == TIDAL_OK ? c.elapsed_ms / 1e3 : 0;
+    return s;
 }
 
 tidal_status TraceReplayer::replay(const TraceRecord &r)

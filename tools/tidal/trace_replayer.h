@@ -82,6 +82,8 @@ public:
     // A recorded address in the replay: inside an allocation, else in stand-in host memory
     // of at least `extent` bytes from it.
     void *map(uint64_t recorded, uint64_t extent);
+    // Device time of the last check_run replayed (seconds).
+    double last_check_seconds() const { return last_check_seconds_; }
 
 private:
     tidal_status replay(const TraceRecord &r);
@@ -97,6 +99,7 @@ private:
     std::map<uint64_t, void *> streams_;                  // recorded handle -> replay's
     std::vector<void *> created_streams_;
     ReplayFigures *figures_ = nullptr;
+    double last_check_seconds_ = 0;
 };
 
 // A context on the simulated device for replaying `trace` under `config` (a file; "" for the
