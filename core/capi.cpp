@@ -21,15 +21,18 @@
 #include "trace/trace_recorder.h"
 
 struct tidal_context {
-    // First: with no trace, every traced call pays one compare of the struct's first word.
+    tidal::Context impl; // first: at offset 0 every call reaches it without an add
+    // Tested by every traced call (one compare); opened once the context is up, so that a
+    // context that fails to start leaves no trace file behind. Destroyed first: its last
+    // events are written while the context is still whole.
     std::unique_ptr<tidal::trace::TraceRecorder> trace;
-    tidal::Context impl;
-    explicit tidal_context(tidal::Settings s)
-        : trace(s.trace.file.empty() ? nullptr : std::make_unique<tidal::trace::TraceRecorder>(s.trace.file, s.trace.where)),
-          impl(std::move(s))
+    explicit tidal_context(tidal::Settings s) : impl(std::move(s))
     {
-        if (trace)
-            trace->write_header(impl.runtime().name(), impl.runtime().device_count());
+        const tidal::TraceSettings &t = impl.settings().trace;
+        if (t.file.empty())
+            return;
+        trace = std::make_unique<tidal::trace::TraceRecorder>(t.file, t.where);
+        trace->write_header(impl.runtime().name(), impl.runtime().device_count());
     }
 };
 
@@ -93,8 +96,13 @@ tidal_status create(const char *function, tidal_context **out, tidal::Settings (
 
 tidal_status allocate_older(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
                             const tidal::pool::StreamHandle *stream, void **out) noexcept;
+tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
+                          const tidal::pool::StreamHandle *stream, void **out) noexcept;
 
-// tidal_alloc and tidal_alloc_async: one argument check, then the context.
+// tidal_alloc and tidal_alloc_async: one argument check, then the context. A context with a
+// trace goes to traced_alloc once the context is known to exist (one compare), which comes
+// back with Traced = true.
+template <bool Traced = false>
 tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
                       const tidal::pool::StreamHandle *stream, void **out) noexcept
 {
@@ -104,6 +112,9 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
         return null_argument(fn, "ctx");
     if (!out)
         return null_argument(fn, "out");
+    if constexpr (!Traced)
+        if (ctx->trace) [[unlikely]]
+            return traced_alloc(fn, ctx, size, desc, stream, out);
     static const tidal_alloc_desc defaults = TIDAL_ALLOC_DESC_INIT;
     const tidal_alloc_desc *d = &defaults;
     if (desc) {
@@ -131,14 +142,18 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
     const tidal_alloc_desc *d = tidal::abi::read_in(desc, desc->struct_size, scratch);
     if (!d)
         return check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size);
-    return allocate(fn, ctx, size, d, stream, out);
+    return allocate<true>(fn, ctx, size, d, stream, out); // a trace, if any, was taken before
 }
 
-// An allocation's trace event, with the placement the chain decided read back from the registry.
-[[gnu::cold, gnu::noinline]] void trace_alloc(tidal_context *ctx, TraceCall call, size_t size,
-                                              const tidal_alloc_desc *desc, void *stream, void **out,
-                                              tidal_status status) noexcept
+// tidal_alloc and tidal_alloc_async with a trace: the call, then its event with the placement
+// the chain decided read back from the registry. Taken before the call (not after it) so that
+// the untraced path stays a tail call: after it, the arguments would have to be kept.
+[[gnu::cold, gnu::noinline]] tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size,
+                                                       const tidal_alloc_desc *desc,
+                                                       const tidal::pool::StreamHandle *stream, void **out) noexcept
 {
+    const tidal_status status = allocate<true>(fn, ctx, size, desc, stream, out);
+    const TraceCall call = stream ? TraceCall::alloc_async : TraceCall::alloc;
     tidal::trace::Placement placed;
     tidal::AllocationRecord record;
     if (status == TIDAL_OK) {
@@ -148,7 +163,21 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
         } catch (...) { // freed by another thread already: the event keeps no decision
         }
     }
-    api_events::alloc(*ctx->trace, call, size, desc, stream, out ? *out : nullptr, status, placed);
+    api_events::alloc(*ctx->trace, call, size, desc, stream ? stream->native : nullptr, *out, status, placed);
+    return status;
+}
+
+// tidal_free and tidal_free_async with a trace (of a context known to exist); as traced_alloc.
+[[gnu::cold, gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr,
+                                                         void *stream) noexcept
+{
+    const tidal::pool::StreamHandle handle{stream};
+    const bool async = call == TraceCall::free_async;
+    const tidal_status status =
+        ptr ? guarded(async ? "tidal_free_async" : "tidal_free", [&] { ctx->impl.release(ptr, async ? &handle : nullptr); })
+            : TIDAL_OK;
+    api_events::pointer(*ctx->trace, call, ptr, stream, status);
+    return status;
 }
 
 // tidal_offload* and tidal_restore*: the result is written, as far as its struct_size, also
@@ -273,20 +302,18 @@ TIDAL_API tidal_status tidal_context_destroy(tidal_context *ctx)
 
 TIDAL_API tidal_status tidal_alloc(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void **out)
 {
-    const tidal_status s = allocate("tidal_alloc", ctx, size, desc, nullptr, out);
-    if (tracer(ctx)) [[unlikely]]
-        trace_alloc(ctx, TraceCall::alloc, size, desc, nullptr, out, s);
-    return s;
+    return allocate("tidal_alloc", ctx, size, desc, nullptr, out);
 }
 
 TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
 {
     if (!ctx)
         return null_argument("tidal_free", "ctx");
-    const tidal_status s = ptr ? guarded("tidal_free", [&] { ctx->impl.release(ptr); }) : TIDAL_OK;
     if (ctx->trace) [[unlikely]]
-        api_events::pointer(*ctx->trace, TraceCall::free, ptr, nullptr, s);
-    return s;
+        return traced_release(TraceCall::free, ctx, ptr, nullptr);
+    if (!ptr)
+        return TIDAL_OK;
+    return guarded("tidal_free", [&] { ctx->impl.release(ptr); });
 }
 
 TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, tidal_pointer_info *info)
@@ -590,21 +617,19 @@ TIDAL_API tidal_status tidal_alloc_async(tidal_context *ctx, size_t size, const 
                                          void **out)
 {
     const tidal::pool::StreamHandle handle{stream};
-    const tidal_status s = allocate("tidal_alloc_async", ctx, size, desc, &handle, out);
-    if (tracer(ctx)) [[unlikely]]
-        trace_alloc(ctx, TraceCall::alloc_async, size, desc, stream, out, s);
-    return s;
+    return allocate("tidal_alloc_async", ctx, size, desc, &handle, out);
 }
 
 TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_free_async", "ctx");
-    const tidal::pool::StreamHandle handle{stream};
-    const tidal_status s = ptr ? guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &handle); }) : TIDAL_OK;
     if (ctx->trace) [[unlikely]]
-        api_events::pointer(*ctx->trace, TraceCall::free_async, ptr, stream, s);
-    return s;
+        return traced_release(TraceCall::free_async, ctx, ptr, stream);
+    if (!ptr)
+        return TIDAL_OK;
+    const tidal::pool::StreamHandle s{stream};
+    return guarded("tidal_free_async", [&] { ctx->impl.release(ptr, &s); });
 }
 
 TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t size, uint32_t set, uint32_t unset)

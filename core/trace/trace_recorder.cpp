@@ -1,6 +1,7 @@
 #include "trace/trace_recorder.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "status/error.h"
@@ -25,7 +26,7 @@ constexpr size_t kFlushBytes = size_t{1} << 20;
 } // namespace
 
 TraceRecorder::TraceRecorder(const std::filesystem::path &file, const std::string &where)
-    : start_(std::chrono::steady_clock::now()), id_(next_recorder_id.fetch_add(1))
+    : id_(next_recorder_id.fetch_add(1))
 {
     file_ = std::fopen(file.c_str(), "w");
     if (!file_)
@@ -88,8 +89,13 @@ size_t TraceRecorder::drain()
 {
     size_t n = 0;
     std::lock_guard lock(rings_mutex_);
+    clock_.recalibrate();
     for (auto &ring : rings_)
-        n += ring->drain([&](const TraceEvent &e) {
+        n += ring->drain([&](const TraceEvent &in) {
+            // A thread's events keep their order whatever the recalibration did in between.
+            TraceEvent e = in;
+            e.time_ns = std::max(clock_.nanoseconds(in.time_ns), ring->last_ns);
+            ring->last_ns = e.time_ns;
             append_event_line(e, text_);
             if (text_.size() >= kFlushBytes) {
                 std::fwrite(text_.data(), 1, text_.size(), file_);

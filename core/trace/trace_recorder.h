@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "trace/trace_clock.h"
 #include "trace/trace_event.h"
 #include "trace/trace_ring.h"
 
@@ -35,8 +36,7 @@ public:
     // Fills time and thread, and queues the event on the calling thread's ring.
     void record(TraceEvent &e) noexcept
     {
-        e.time_ns = static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count());
+        e.time_ns = TraceClock::ticks(); // made nanoseconds by the writer
         TraceRing &ring = ring_of_this_thread();
         e.thread = ring.thread();
         ring.push(e);
@@ -50,7 +50,7 @@ private:
     size_t drain();
 
     std::FILE *file_ = nullptr;
-    std::chrono::steady_clock::time_point start_;
+    TraceClock clock_;
     uint64_t id_; // this recorder's number: a thread's cached ring is this recorder's only if it matches
     std::mutex rings_mutex_;          // guards rings_ (new threads, the writer's walk)
     std::vector<std::unique_ptr<TraceRing>> rings_;

@@ -20,6 +20,8 @@ public:
 
     uint32_t thread() const noexcept { return thread_; }
 
+    uint64_t last_ns = 0; // the writer's: the time of the last event it wrote from this ring
+
     // Producer: waits (yielding) while the ring is full rather than drop an event: a trace
     // with a hole would replay to a different program.
     void push(const TraceEvent &e) noexcept

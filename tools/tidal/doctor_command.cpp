@@ -81,7 +81,7 @@ void add_doctor_command(CLI::App &app)
 {
     auto o = std::make_shared<DoctorOptions>();
     CLI::App *cmd = app.add_subcommand(
-        "doctor", "Diagnose a recorded trace: first-access latency, thrashing, fault-bound kernels, alternation\n"
+        "doctor", "Name first-access latency, thrashing, fault-bound kernels and alternation in a trace\n"
                   "Replays TRACE (recorded with TIDAL_TRACE=FILE) on the simulated device and watches every managed "
                   "buffer: a first kernel that waits on page faults with nothing declared before it (fix: a "
                   "declaration), later kernels that keep faulting or reading over the link (fix: preferred-location "
