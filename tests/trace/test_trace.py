@@ -4,6 +4,7 @@ program and nothing in a clean one, and a cut-short or corrupt trace is refused 
 Usage: test_trace.py TIDAL_TOOL TRACE_PROGRAMS PLACE_BUFFERS PLACE_BUFFERS_TOML"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -155,6 +156,7 @@ r = run([TOOL, "replay", os.path.join(tmp, "absent.jsonl")])
 expect(r.returncode == 1 and "cannot open the trace" in r.stderr, "replay: a missing file is named", r)
 
 if failures:
-    print(f"\n{len(failures)} failure(s)")
+    print(f"\n{len(failures)} failure(s); the traces are in {tmp}")
     sys.exit(1)
+shutil.rmtree(tmp)
 print("\nall trace checks passed")

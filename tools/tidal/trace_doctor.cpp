@@ -82,12 +82,7 @@ double TraceDoctor::baseline(const TraceRecord &r, TraceReplayer &replayer)
     if (tidal_alloc(ctx, std::max<uint64_t>(r.size, 8), &desc, &target) == TIDAL_OK &&
         (r.src == 0 || tidal_alloc(ctx, std::max<uint64_t>(r.size, 8), &desc, &source) == TIDAL_OK)) {
         tidal_check c = TIDAL_CHECK_INIT;
-        c.kind = TIDAL_CHECK_FORCE_32BIT;
-        static const char *const names[] = {"touch_read", "touch_write", "pattern_fill", "pattern_verify", "copy",
-                                            "triad",      "atomic_add",  "runtime_copy", "spin"};
-        for (int i = 0; i < 9; ++i)
-            if (r.kind == names[i])
-                c.kind = static_cast<tidal_check_kind>(i + 1);
+        c.kind = check_kind_from_name(r.kind);
         c.device = r.device;
         c.target = target;
         c.source = source;

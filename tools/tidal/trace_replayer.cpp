@@ -10,6 +10,10 @@ namespace {
 
 constexpr size_t kFailureLinesShown = 5;
 
+bool on_device(tidal_kind k);
+
+} // namespace
+
 tidal_check_kind check_kind_from_name(const std::string &name)
 {
     static const char *const names[] = {"touch_read", "touch_write", "pattern_fill", "pattern_verify", "copy",
@@ -19,6 +23,8 @@ tidal_check_kind check_kind_from_name(const std::string &name)
             return static_cast<tidal_check_kind>(i + 1);
     return TIDAL_CHECK_FORCE_32BIT;
 }
+
+namespace {
 
 bool on_device(tidal_kind k)
 {

@@ -109,6 +109,8 @@ private:
 tidal_context *open_replay_context(const std::string &config, const Trace &trace, const std::string &profile,
                                    std::string *error);
 
+// The tidal_check_kind a trace names ("touch_read", ...); TIDAL_CHECK_FORCE_32BIT for none.
+tidal_check_kind check_kind_from_name(const std::string &name);
 // tidal_kind for a name tidal_kind_name gives; TIDAL_KIND_COUNT for none.
 tidal_kind kind_from_name(const std::string &name);
 
