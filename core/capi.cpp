@@ -171,12 +171,13 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
 [[gnu::cold, gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr,
                                                          void *stream) noexcept
 {
+    const uint64_t began = tidal::trace::TraceClock::ticks();
     const tidal::pool::StreamHandle handle{stream};
     const bool async = call == TraceCall::free_async;
     const tidal_status status =
         ptr ? guarded(async ? "tidal_free_async" : "tidal_free", [&] { ctx->impl.release(ptr, async ? &handle : nullptr); })
             : TIDAL_OK;
-    api_events::pointer(*ctx->trace, call, ptr, stream, status);
+    api_events::pointer(*ctx->trace, call, ptr, stream, status, began);
     return status;
 }
 

@@ -50,9 +50,10 @@ void alloc(TraceRecorder &r, TraceCall call, size_t size, const tidal_alloc_desc
     r.record(e);
 }
 
-void pointer(TraceRecorder &r, TraceCall call, const void *ptr, void *stream, tidal_status status)
+void pointer(TraceRecorder &r, TraceCall call, const void *ptr, void *stream, tidal_status status, uint64_t ticks)
 {
     TraceEvent e = event(call, status, stream);
+    e.time_ns = ticks;
     e.ptr = address(ptr);
     r.record(e);
 }

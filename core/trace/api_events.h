@@ -24,7 +24,11 @@ namespace api_events {
 
 [[gnu::cold]] void alloc(TraceRecorder &r, TraceCall call, size_t size, const tidal_alloc_desc *desc, void *stream,
                          void *result, tidal_status status, const Placement &placed);
-[[gnu::cold]] void pointer(TraceRecorder &r, TraceCall call, const void *ptr, void *stream, tidal_status status);
+// `ticks`: when the call began (TraceClock::ticks()), for frees: a free must sort before the
+// allocation on another thread that gets the same address back, so it is stamped before it
+// runs (an allocation after it returns).
+[[gnu::cold]] void pointer(TraceRecorder &r, TraceCall call, const void *ptr, void *stream, tidal_status status,
+                           uint64_t ticks = 0);
 [[gnu::cold]] void range(TraceRecorder &r, TraceCall call, const void *ptr, size_t size, int32_t device,
                          uint32_t flags, void *stream, tidal_status status);
 [[gnu::cold]] void advise(TraceRecorder &r, const void *ptr, size_t size, uint32_t set, uint32_t unset,

@@ -33,10 +33,12 @@ public:
     // The first line; called once, before any event, when the context is up.
     void write_header(const char *runtime, int32_t devices);
 
-    // Fills time and thread, and queues the event on the calling thread's ring.
+    // Fills the time (unless the caller took it already) and the thread, and queues the event
+    // on the calling thread's ring.
     void record(TraceEvent &e) noexcept
     {
-        e.time_ns = TraceClock::ticks(); // made nanoseconds by the writer
+        if (e.time_ns == 0)
+            e.time_ns = TraceClock::ticks(); // made nanoseconds by the writer
         TraceRing &ring = ring_of_this_thread();
         e.thread = ring.thread();
         ring.push(e);

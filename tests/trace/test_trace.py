@@ -112,6 +112,19 @@ with open(svg) if os.path.exists(svg) else open(os.devnull) as f:
 expect(drawing.startswith("<?xml") and drawing.count("device memory by tag") == 2 and "scratch.attention" in drawing
        and "managed (resident)" in drawing, "replay --svg: one chart per configuration, by tag", None)
 
+# ---- threads: every thread's ring reaches the file, each declaration and batch whole, and a
+# free sorts before the allocation that gets its address back on another thread.
+threads = record("threads")
+r = run([TOOL, "replay", threads, "--json"])
+figures = json.loads(r.stdout)["configs"][0] if r.returncode == 0 else {}
+expected = 1 + 4 * (2 * 2000 + 1 + 1 + 1 + 1) + 1  # shared; per thread: pairs, batch alloc, declare, batch, free; free
+expect(figures.get("calls") == expected and figures.get("failures") == 0 and figures.get("recorded_failures") == 0,
+       f"threads: {expected} calls replay without a failure (got {figures.get('calls')} calls, "
+       f"{figures.get('failures')} failures: {figures.get('failure_lines')})", r)
+with open(threads) as f:
+    lines = [json.loads(l) for l in f]
+expect({l["thread"] for l in lines if "call" in l} == {0, 1, 2, 3, 4}, "threads: five threads recorded", None)
+
 # ---- [telemetry] trace in a configuration file, relative to the file's folder.
 cfg = write("traced.toml", 'runtime = "sim"\n[telemetry]\ntrace = "from-config.jsonl"\n')
 r = run([TOOL, "probe", "--config", cfg])

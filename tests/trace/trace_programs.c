@@ -8,7 +8,10 @@
  *   alternation   one buffer moved to the host and declared back, again and again
  *   clean         declared before every kernel, within budget, never moved back
  *   replay-pair   a mixed workload for comparing two configurations (tags for the rules policy)
+ *   threads       4 threads allocating and freeing at once (addresses reused across threads),
+ *                 each with a 2-entry declaration and a 3-item batch: every thread's ring
  * Usage: trace_programs SCENARIO */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,6 +57,45 @@ static int declare(tidal_context *ctx, void *p, size_t size, int32_t device)
     return failed(tidal_declare(ctx, NULL, &a, 1, 0), "tidal_declare");
 }
 
+enum { kThreads = 4, kThreadPairs = 2000 };
+
+struct worker {
+    tidal_context *ctx;
+    void *shared; /* managed, 2 MiB */
+    int rc;
+};
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_DEVICE;
+    d.tag = "per-thread";
+    for (int i = 0; i < kThreadPairs; ++i) {
+        void *p = NULL;
+        if (failed(tidal_alloc(w->ctx, 256 + (size_t)(i % 4) * 256, &d, &p), "tidal_alloc") ||
+            failed(tidal_free(w->ctx, p), "tidal_free")) {
+            w->rc = 1;
+            return NULL;
+        }
+    }
+    tidal_access a[2] = {TIDAL_ACCESS_INIT, TIDAL_ACCESS_INIT};
+    a[0].ptr = w->shared;
+    a[0].size = MiB;
+    a[1].ptr = (char *)w->shared + MiB;
+    a[1].size = MiB;
+    void *x = alloc(w->ctx, 3 * 4096, TIDAL_KIND_DEVICE, "batch");
+    tidal_copy_item items[3] = {TIDAL_COPY_ITEM_INIT, TIDAL_COPY_ITEM_INIT, TIDAL_COPY_ITEM_INIT};
+    for (int i = 0; i < 3; ++i) {
+        items[i].dst = (char *)x + i * 4096;
+        items[i].src = (char *)w->shared + i * 4096;
+        items[i].size = 4096;
+    }
+    w->rc = !x || failed(tidal_declare(w->ctx, NULL, a, 2, 0), "tidal_declare") ||
+            failed(tidal_copy_batch(w->ctx, items, 3, NULL), "tidal_copy_batch") || failed(tidal_free(w->ctx, x), "tidal_free");
+    return NULL;
+}
+
 static int run(tidal_context *ctx, const char *scenario)
 {
     const size_t size = 64 * MiB;
@@ -95,6 +137,21 @@ static int run(tidal_context *ctx, const char *scenario)
             if (!w || !s || declare(ctx, w, size, 0) || kernel(ctx, w, size) || kernel(ctx, s, 16 * MiB))
                 return 1;
         return failed(tidal_free(ctx, w), "tidal_free") || failed(tidal_free(ctx, s), "tidal_free");
+    }
+    if (!strcmp(scenario, "threads")) {
+        void *shared = alloc(ctx, 2 * MiB, TIDAL_KIND_MANAGED, "shared");
+        pthread_t t[kThreads];
+        struct worker w[kThreads];
+        for (int i = 0; i < kThreads; ++i) {
+            w[i] = (struct worker){ctx, shared, 0};
+            pthread_create(&t[i], NULL, work, &w[i]);
+        }
+        int rc = !shared;
+        for (int i = 0; i < kThreads; ++i) {
+            pthread_join(t[i], NULL);
+            rc |= w[i].rc;
+        }
+        return rc || failed(tidal_free(ctx, shared), "tidal_free");
     }
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;
