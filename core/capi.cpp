@@ -18,13 +18,33 @@
 #include "status/error.h"
 #include "status/last_error.h"
 #include "tidal/tidal.h"
+#include "trace/api_events.h"
+#include "trace/trace_recorder.h"
 
 struct tidal_context {
-    tidal::Context impl;
-    explicit tidal_context(tidal::Settings s) : impl(std::move(s)) {}
+    tidal::Context impl; // first: at offset 0 every call reaches it without an add
+    // Tested by every traced call (one compare); opened once the context is up, so that a
+    // context that fails to start leaves no trace file behind. Destroyed first: its last
+    // events are written while the context is still whole.
+    std::unique_ptr<tidal::trace::TraceRecorder> trace;
+    explicit tidal_context(tidal::Settings s) : impl(std::move(s))
+    {
+        const tidal::TraceSettings &t = impl.settings().trace;
+        if (t.file.empty())
+            return;
+        // %r and %p in the name: every rank of a job records its own trace.
+        trace = std::make_unique<tidal::trace::TraceRecorder>(impl.job().expand(t.file.string()), t.where);
+        trace->write_header(impl.runtime().name(), impl.runtime().device_count());
+    }
 };
 
 namespace {
+
+using tidal::trace::TraceCall;
+namespace api_events = tidal::trace::api_events;
+
+// The context's trace recorder, or nullptr: callers test it with [[unlikely]].
+inline tidal::trace::TraceRecorder *tracer(tidal_context *ctx) noexcept { return ctx ? ctx->trace.get() : nullptr; }
 
 tidal_status fail(tidal_status status, const std::string &message) noexcept
 {
@@ -95,8 +115,13 @@ tidal_status create(const char *function, tidal_context **out, tidal::Settings (
 
 tidal_status allocate_older(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
                             const tidal::pool::StreamHandle *stream, void **out) noexcept;
+tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
+                          const tidal::pool::StreamHandle *stream, void **out) noexcept;
 
-// tidal_alloc and tidal_alloc_async: one argument check, then the context.
+// tidal_alloc and tidal_alloc_async: one argument check, then the context. A context with a
+// trace goes to traced_alloc once the context is known to exist (one compare), which comes
+// back with Traced = true.
+template <bool Traced = false>
 tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
                       const tidal::pool::StreamHandle *stream, void **out) noexcept
 {
@@ -106,6 +131,9 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
         return null_argument(fn, "ctx");
     if (!out)
         return null_argument(fn, "out");
+    if constexpr (!Traced)
+        if (ctx->trace) [[unlikely]]
+            return traced_alloc(fn, ctx, size, desc, stream, out);
     static const tidal_alloc_desc defaults = TIDAL_ALLOC_DESC_INIT;
     const tidal_alloc_desc *d = &defaults;
     if (desc) {
@@ -134,7 +162,43 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
     const tidal_alloc_desc *d = tidal::abi::read_in(desc, desc->struct_size, scratch);
     if (!d)
         return check_struct_size<tidal_alloc_desc>(fn, "desc", desc->struct_size);
-    return allocate(fn, ctx, size, d, stream, out);
+    return allocate<true>(fn, ctx, size, d, stream, out); // a trace, if any, was taken before
+}
+
+// tidal_alloc and tidal_alloc_async with a trace: the call, then its event with the placement
+// the chain decided read back from the registry. Taken before the call (not after it) so that
+// the untraced path stays a tail call: after it, the arguments would have to be kept.
+[[gnu::cold, gnu::noinline]] tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size,
+                                                       const tidal_alloc_desc *desc,
+                                                       const tidal::pool::StreamHandle *stream, void **out) noexcept
+{
+    const tidal_status status = allocate<true>(fn, ctx, size, desc, stream, out);
+    const TraceCall call = stream ? TraceCall::alloc_async : TraceCall::alloc;
+    tidal::trace::Placement placed;
+    tidal::AllocationRecord record;
+    if (status == TIDAL_OK) {
+        try {
+            record = ctx->impl.query(*out);
+            placed = {record.kind, record.device, record.placed_by};
+        } catch (...) { // freed by another thread already: the event keeps no decision
+        }
+    }
+    api_events::alloc(*ctx->trace, call, size, desc, stream ? stream->native : nullptr, *out, status, placed);
+    return status;
+}
+
+// tidal_free and tidal_free_async with a trace (of a context known to exist); as traced_alloc.
+[[gnu::cold, gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr,
+                                                         void *stream) noexcept
+{
+    const uint64_t began = tidal::trace::TraceClock::ticks();
+    const tidal::pool::StreamHandle handle{stream};
+    const bool async = call == TraceCall::free_async;
+    const tidal_status status =
+        ptr ? guarded(async ? "tidal_free_async" : "tidal_free", [&] { ctx->impl.release(ptr, async ? &handle : nullptr); })
+            : TIDAL_OK;
+    api_events::pointer(*ctx->trace, call, ptr, stream, status, began);
+    return status;
 }
 
 // tidal_offload* and tidal_restore*: the result is written, as far as its struct_size, also
@@ -324,6 +388,8 @@ TIDAL_API tidal_status tidal_free(tidal_context *ctx, void *ptr)
 {
     if (!ctx)
         return null_argument("tidal_free", "ctx");
+    if (ctx->trace) [[unlikely]]
+        return traced_release(TraceCall::free, ctx, ptr, nullptr);
     if (!ptr)
         return TIDAL_OK;
     return guarded("tidal_free", [&] { ctx->impl.release(ptr); }); // Context counts its errors
@@ -466,7 +532,10 @@ TIDAL_API tidal_status tidal_prefetch(tidal_context *ctx, const void *ptr, size_
         return null_argument("tidal_prefetch", "ctx");
     if (!ptr)
         return null_argument("tidal_prefetch", "ptr");
-    return guarded(ctx, "tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+    const tidal_status s = guarded(ctx, "tidal_prefetch", [&] { ctx->impl.prefetch(ptr, size, device); });
+    if (ctx->trace) [[unlikely]]
+        api_events::range(*ctx->trace, TraceCall::prefetch, ptr, size, device, 0, nullptr, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_range_query(tidal_context *ctx, const void *ptr, size_t size, tidal_range_info *info)
@@ -501,7 +570,7 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
     std::memcpy(&kind, &full.kind, sizeof kind);
     if (kind < TIDAL_CHECK_TOUCH_READ || kind > TIDAL_CHECK_ATOMIC_SET_SHARED)
         return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: check kind {} is not a tidal_check_kind", fn, kind));
-    return guarded(ctx, fn, [&] {
+    const tidal_status s = guarded(ctx, fn, [&] {
         tidal_check run = full;
         ctx->impl.run_check(run);
         // Only the out-fields change: the caller's inputs go back exactly as they came.
@@ -509,6 +578,9 @@ TIDAL_API tidal_status tidal_check_run(tidal_context *ctx, tidal_check *check)
         full.elapsed_ms = run.elapsed_ms;
         tidal::abi::write_out(check, given, full);
     });
+    if (ctx->trace) [[unlikely]]
+        api_events::check(*ctx->trace, &full, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, void **stream)
@@ -519,7 +591,10 @@ TIDAL_API tidal_status tidal_stream_create(tidal_context *ctx, int32_t device, v
         return null_argument("tidal_stream_create", "ctx");
     if (!stream)
         return null_argument("tidal_stream_create", "stream");
-    return guarded(ctx, "tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+    const tidal_status s = guarded(ctx, "tidal_stream_create", [&] { *stream = ctx->impl.stream_create(device); });
+    if (ctx->trace) [[unlikely]]
+        api_events::stream(*ctx->trace, TraceCall::stream_create, device, *stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
@@ -528,7 +603,10 @@ TIDAL_API tidal_status tidal_stream_destroy(tidal_context *ctx, void *stream)
         return null_argument("tidal_stream_destroy", "ctx");
     if (!stream)
         return TIDAL_OK;
-    return guarded(ctx, "tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+    const tidal_status s = guarded(ctx, "tidal_stream_destroy", [&] { ctx->impl.stream_destroy(stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::stream(*ctx->trace, TraceCall::stream_destroy, 0, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_stream_forget(tidal_context *ctx, void *stream)
@@ -544,11 +622,14 @@ TIDAL_API tidal_status tidal_stream_synchronize(tidal_context *ctx, void *stream
 {
     if (!ctx)
         return null_argument("tidal_stream_synchronize", "ctx");
-    return guarded(ctx, "tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+    const tidal_status s = guarded(ctx, "tidal_stream_synchronize", [&] { ctx->impl.stream_synchronize(stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::stream(*ctx->trace, TraceCall::stream_synchronize, 0, stream, s);
+    return s;
 }
 
-static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, const void *src, size_t size,
-                              void *stream)
+static tidal_status copy_call(const char *fn, TraceCall call, tidal_context *ctx, void *dst, const void *src,
+                              size_t size, void *stream)
 {
     if (!ctx)
         return null_argument(fn, "ctx");
@@ -556,24 +637,30 @@ static tidal_status copy_call(const char *fn, tidal_context *ctx, void *dst, con
         return null_argument(fn, "dst");
     if (!src)
         return null_argument(fn, "src");
-    return guarded(ctx, fn, [&] { ctx->impl.copy(dst, src, size, stream); });
+    const tidal_status s = guarded(ctx, fn, [&] { ctx->impl.copy(dst, src, size, stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::copy(*ctx->trace, call, dst, src, size, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_copy(tidal_context *ctx, void *dst, const void *src, size_t size)
 {
-    return copy_call("tidal_copy", ctx, dst, src, size, nullptr);
+    return copy_call("tidal_copy", TraceCall::copy, ctx, dst, src, size, nullptr);
 }
 
 TIDAL_API tidal_status tidal_copy_async(tidal_context *ctx, void *dst, const void *src, size_t size, void *stream)
 {
-    return copy_call("tidal_copy_async", ctx, dst, src, size, stream);
+    return copy_call("tidal_copy_async", TraceCall::copy_async, ctx, dst, src, size, stream);
 }
 
 TIDAL_API tidal_status tidal_copy_batch(tidal_context *ctx, const tidal_copy_item *items, size_t count, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_copy_batch", "ctx");
-    return guarded(ctx, "tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+    const tidal_status s = guarded(ctx, "tidal_copy_batch", [&] { ctx->impl.copy_batch(items, count, stream); });
+    if (ctx->trace) [[unlikely]]
+        api_events::copy_batch(*ctx->trace, items, count, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_register(tidal_context *ctx, void *ptr, size_t size)
@@ -632,28 +719,34 @@ TIDAL_API tidal_status tidal_pool_trim(tidal_context *ctx, uint64_t *released)
 {
     if (!ctx)
         return null_argument("tidal_pool_trim", "ctx");
-    return guarded(ctx, "tidal_pool_trim", [&] {
+    uint64_t bytes = 0;
+    const tidal_status s = guarded(ctx, "tidal_pool_trim", [&] {
         std::exception_ptr failure;
-        uint64_t bytes = ctx->impl.pools().trim(&failure);
+        bytes = ctx->impl.pools().trim(&failure);
         bytes += ctx->impl.trim_elastic(&failure);
         if (released)
             *released = bytes;
         if (failure)
             std::rethrow_exception(failure);
     });
+    if (ctx->trace) [[unlikely]]
+        api_events::amount(*ctx->trace, TraceCall::pool_trim, 0, bytes, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_alloc_async(tidal_context *ctx, size_t size, const tidal_alloc_desc *desc, void *stream,
                                          void **out)
 {
-    const tidal::pool::StreamHandle s{stream};
-    return allocate("tidal_alloc_async", ctx, size, desc, &s, out);
+    const tidal::pool::StreamHandle handle{stream};
+    return allocate("tidal_alloc_async", ctx, size, desc, &handle, out);
 }
 
 TIDAL_API tidal_status tidal_free_async(tidal_context *ctx, void *ptr, void *stream)
 {
     if (!ctx)
         return null_argument("tidal_free_async", "ctx");
+    if (ctx->trace) [[unlikely]]
+        return traced_release(TraceCall::free_async, ctx, ptr, stream);
     if (!ptr)
         return TIDAL_OK;
     const tidal::pool::StreamHandle s{stream};
@@ -666,7 +759,10 @@ TIDAL_API tidal_status tidal_advise(tidal_context *ctx, const void *ptr, size_t 
         return null_argument("tidal_advise", "ctx");
     if (!ptr)
         return null_argument("tidal_advise", "ptr");
-    return guarded(ctx, "tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+    const tidal_status s = guarded(ctx, "tidal_advise", [&] { ctx->impl.advise(ptr, size, set, unset); });
+    if (ctx->trace) [[unlikely]]
+        api_events::advise(*ctx->trace, ptr, size, set, unset, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tidal_access *accesses, size_t count,
@@ -674,14 +770,20 @@ TIDAL_API tidal_status tidal_declare(tidal_context *ctx, void *stream, const tid
 {
     if (!ctx)
         return null_argument("tidal_declare", "ctx");
-    return guarded(ctx, "tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+    const tidal_status s = guarded(ctx, "tidal_declare", [&] { ctx->impl.declare(stream, accesses, count, flags); });
+    if (ctx->trace) [[unlikely]]
+        api_events::declare(*ctx->trace, stream, accesses, count, flags, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_budget_set(tidal_context *ctx, int32_t device, uint64_t bytes)
 {
     if (!ctx)
         return null_argument("tidal_budget_set", "ctx");
-    return guarded(ctx, "tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+    const tidal_status s = guarded(ctx, "tidal_budget_set", [&] { ctx->impl.budget_set(device, bytes); });
+    if (ctx->trace) [[unlikely]]
+        api_events::amount(*ctx->trace, TraceCall::budget_set, device, bytes, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_migration_stats_get(tidal_context *ctx, int32_t device, tidal_migration_stats *stats)
@@ -702,8 +804,11 @@ TIDAL_API tidal_status tidal_offload(tidal_context *ctx, const char *tag_glob, u
 {
     if (ctx && !tag_glob)
         return null_argument("tidal_offload", "tag_glob");
-    return elastic_call("tidal_offload", ctx, out,
+    const tidal_status s = elastic_call("tidal_offload", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.offload(tag_glob, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::offload, tag_glob, nullptr, 0, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags, void *stream,
@@ -711,8 +816,11 @@ TIDAL_API tidal_status tidal_offload_range(tidal_context *ctx, void *ptr, size_t
 {
     if (ctx && !ptr)
         return null_argument("tidal_offload_range", "ptr");
-    return elastic_call("tidal_offload_range", ctx, out,
+    const tidal_status s = elastic_call("tidal_offload_range", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.offload_range(ptr, size, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::offload_range, nullptr, ptr, size, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, uint32_t flags, void *stream,
@@ -720,8 +828,11 @@ TIDAL_API tidal_status tidal_restore(tidal_context *ctx, const char *tag_glob, u
 {
     if (ctx && !tag_glob)
         return null_argument("tidal_restore", "tag_glob");
-    return elastic_call("tidal_restore", ctx, out,
+    const tidal_status s = elastic_call("tidal_restore", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.restore(tag_glob, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::restore, tag_glob, nullptr, 0, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t size, uint32_t flags, void *stream,
@@ -729,8 +840,11 @@ TIDAL_API tidal_status tidal_restore_range(tidal_context *ctx, void *ptr, size_t
 {
     if (ctx && !ptr)
         return null_argument("tidal_restore_range", "ptr");
-    return elastic_call("tidal_restore_range", ctx, out,
+    const tidal_status s = elastic_call("tidal_restore_range", ctx, out,
                         [&](tidal_elastic_result &r) { ctx->impl.restore_range(ptr, size, flags, stream, r); });
+    if (tracer(ctx)) [[unlikely]]
+        api_events::elastic(*ctx->trace, TraceCall::restore_range, nullptr, ptr, size, flags, stream, s);
+    return s;
 }
 
 TIDAL_API tidal_status tidal_clock(tidal_context *ctx, double *seconds)

@@ -39,7 +39,7 @@ constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth
 constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
 // [telemetry]: statistics and leak keys.
-constexpr std::array<std::string_view, 4> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges"};
+constexpr std::array<std::string_view, 5> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges", "trace"};
 constexpr std::array<std::string_view, 2> kElasticHomes = {"lazy", "eager"};
 constexpr std::array<std::string_view, 4> kRuntimes = {"auto", "sim", "hip", "cuda"};
 constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warn", "info", "debug"};
@@ -272,6 +272,11 @@ void read_telemetry(const TomlReader &r, const toml::node &node, Settings &s)
         s.telemetry.leak_backtrace = r.boolean(*n, "telemetry.leak_backtrace");
     if (const toml::node *n = t.get("ranges"))
         s.telemetry.ranges = r.boolean(*n, "telemetry.ranges");
+    // traces: a path, relative to the configuration's folder as every path in it
+    if (const toml::node *n = t.get("trace")) {
+        s.trace.file = resolve_path(s.base_dir, r.nonempty_string(*n, "telemetry.trace"));
+        s.trace.where = r.where(n->source()) + "telemetry.trace";
+    }
 }
 
 void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
@@ -529,6 +534,19 @@ void apply_environment(Settings &s)
                      "write a byte count or a size such as 16GiB");
         s.sim.capacity = *bytes;
         record("TIDAL_SIM_CAPACITY", *v);
+    }
+    if (auto v = env_value("TIDAL_TRACE")) {
+        s.trace.file = resolve_path(fs::current_path(), *v);
+        s.trace.where = "environment variable TIDAL_TRACE";
+        record("TIDAL_TRACE", *v);
+    }
+    if (auto v = env_value("TIDAL_SIM_PROFILE")) {
+        try {
+            s.sim.profile = load_profile(*v, fs::current_path());
+        } catch (const Error &e) {
+            env_fail("TIDAL_SIM_PROFILE", *v, e.message(), e.hint());
+        }
+        record("TIDAL_SIM_PROFILE", *v);
     }
     if (auto v = env_value("TIDAL_SIM_XNACK")) {
         const std::string x = lower(*v);

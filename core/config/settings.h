@@ -185,6 +185,13 @@ struct TelemetrySettings {
     bool ranges = false;
 };
 
+// [telemetry] trace / TIDAL_TRACE: the file every API event is recorded to as JSON lines
+// (core/trace); empty = not recorded.
+struct TraceSettings {
+    std::filesystem::path file;
+    std::string where; // "FILE:LINE:COLUMN: telemetry.trace" or "TIDAL_TRACE", for messages
+};
+
 struct Settings {
     std::string runtime = "auto";                          // auto | sim | hip | cuda
     LogLevel log_level = LogLevel::warn;
@@ -205,6 +212,7 @@ struct Settings {
     TopologySettings topology;
     SecuritySettings security;
     TelemetrySettings telemetry;
+    TraceSettings trace;
     std::vector<std::string> env_overrides;                // "TIDAL_RUNTIME=sim", for describe()
 };
 

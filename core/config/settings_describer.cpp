@@ -145,6 +145,15 @@ void describe_security(std::ostringstream &os, const SecuritySettings &security)
        << "\n";
 }
 
+// Only when a trace is recorded: an absent [telemetry] means the same as an empty one.
+void describe_trace(std::ostringstream &os, const TraceSettings &trace)
+{
+    if (trace.file.empty())
+        return;
+    os << "\n[telemetry]\n";
+    os << "trace = " << quote(trace.file.string()) << "  # every API event as JSON lines\n";
+}
+
 void describe_sim(std::ostringstream &os, const SimSettings &sim)
 {
     const SimProfile &p = sim.profile;
@@ -235,6 +244,7 @@ std::string describe_settings(const Settings &s)
     describe_topology(os, s.topology);
     describe_telemetry(os, s.telemetry);
     describe_security(os, s.security);
+    describe_trace(os, s.trace);
     describe_sim(os, s.sim);
     return os.str();
 }

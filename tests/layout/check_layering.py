@@ -25,6 +25,7 @@ LAYERS = [
     ["copy", "migration", "validation"],
     ["elastic"],                        # elastic memory: chunks over the runtime's vmm group, moved by copy/
     ["telemetry"],                      # statistics snapshot, leak report: reads the counters below
+    ["trace"],                          # TIDAL_TRACE: API events as JSON lines, written by a background thread
 ]
 
 # Includes outside core/ that any folder may use.

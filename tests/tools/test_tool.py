@@ -37,8 +37,8 @@ def write(text):
 
 # Help: one line per command at the top, the long text under the command's own --help.
 r = run("--help")
-listed = {m.group(1): m.group(2) for m in re.finditer(r"^  (probe|config|validate|bench) +(\S.*)$", r.stdout, re.M)}
-expect(r.returncode == 0 and set(listed) == {"probe", "config", "validate", "bench"} and
+listed = {m.group(1): m.group(2) for m in re.finditer(r"^  (probe|config|validate|bench|replay|doctor) +(\S.*)$", r.stdout, re.M)}
+expect(r.returncode == 0 and set(listed) == {"probe", "config", "validate", "bench", "replay", "doctor"} and
        all(len(r.stdout.split("\n  " + c + " ")) == 2 for c in listed), "--help lists each command once, on one line", r)
 expect("NOT MEASURED" not in r.stdout and "For each device and allocation kind" not in r.stdout and
        max(map(len, r.stdout.splitlines())) <= 120, "--help leaves the commands' long text to their own --help", r)

@@ -228,23 +228,97 @@ std::string latency_chart(const BenchResults &r, double y0)
     return s;
 }
 
+const char *tag_colour(size_t i)
+{
+    static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+    return colours[i % std::size(colours)];
+}
+
+std::string memory_chart(const MemoryChart &c, double y0)
+{
+    std::string s;
+    const double left = kLeft, right = kWidth - kRight, top = y0 + kTop, bottom = y0 + kChartHeight - kBottom;
+    s += text(kWidth / 2, y0 + 25, c.title, "middle", 16, " font-weight=\"bold\"");
+    const size_t n = c.seconds.size();
+    std::vector<uint64_t> totals(n, 0);
+    for (const auto &[name, values] : c.series)
+        for (size_t i = 0; i < n && i < values.size(); ++i)
+            totals[i] += values[i];
+    const uint64_t peak = n ? *std::max_element(totals.begin(), totals.end()) : 0;
+    if (n == 0 || peak == 0)
+        return s + text(kWidth / 2, y0 + kChartHeight / 2, "no device memory was held");
+    const double t_end = std::max(c.seconds.back(), 1e-12);
+    auto px = [&](double t) { return left + t / t_end * (right - left); };
+    auto py = [&](double bytes) { return bottom - bytes / static_cast<double>(peak) * (bottom - top); };
+    for (int q = 0; q <= 4; ++q) {
+        const double v = static_cast<double>(peak) * q / 4;
+        s += line(left, py(v), right, py(v), "#dddddd");
+        s += text(left - 8, py(v) + 4, format_bytes(static_cast<uint64_t>(v)), "end", 11);
+        s += text(px(t_end * q / 4), bottom + 18, format_seconds(t_end * q / 4), "middle", 11);
+    }
+    s += line(left, bottom, right, bottom, "#000000");
+    s += line(left, top, left, bottom, "#000000");
+    s += text((left + right) / 2, bottom + 42, "simulated time", "middle", 12);
+    // Each series is a band from the sum of the series before it to that sum plus its own,
+    // drawn in steps: memory changes at a call and holds until the next.
+    std::vector<uint64_t> below(n, 0);
+    double legend_y = top;
+    for (size_t k = 0; k < c.series.size(); ++k) {
+        const auto &[name, values] = c.series[k];
+        std::string upper, lower;
+        for (size_t i = 0; i < n; ++i) {
+            const double x0 = px(c.seconds[i]), x1 = px(i + 1 < n ? c.seconds[i + 1] : t_end);
+            const double high = static_cast<double>(below[i] + (i < values.size() ? values[i] : 0));
+            const double low = static_cast<double>(below[i]);
+            upper += fmt::format("{}{:.1f},{:.1f} L{:.1f},{:.1f}", upper.empty() ? "M" : " L", x0, py(high), x1, py(high));
+            lower = fmt::format(" L{:.1f},{:.1f} L{:.1f},{:.1f}", x1, py(low), x0, py(low)) + lower;
+        }
+        s += fmt::format("<path d=\"{}{} Z\" fill=\"{}\" fill-opacity=\"0.8\"><title>{}</title></path>\n", upper, lower,
+                         tag_colour(k), escape(name));
+        for (size_t i = 0; i < n && i < values.size(); ++i)
+            below[i] += values[i];
+        s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", right + 20,
+                         legend_y - 8, tag_colour(k));
+        s += text(right + 40, legend_y + 1, name, "start", 11);
+        legend_y += 18;
+    }
+    return s + text(right + 20, legend_y + 10, fmt::format("peak {}", format_bytes(peak)), "start", 10);
+}
+
+// The <svg> element's opening, its title and a white background.
+std::string document(double height, const std::string &title)
+{
+    std::string s = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+                                "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\">\n",
+                                kWidth, height);
+    s += fmt::format("<title>{}</title>\n", escape(title));
+    return s + fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", kWidth, height);
+}
+
 } // namespace
 
 std::string bench_svg(const BenchResults &r)
 {
     const double height = 2 * kChartHeight + 40;
-    std::string s = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
-                                "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\">\n",
-                                kWidth, height);
-    s += fmt::format("<title>tidal bench: {} ({}), {}</title>\n", escape(r.device.name), escape(r.runtime), escape(r.date));
-    s += fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", kWidth, height);
+    std::string s = document(height, fmt::format("tidal bench: {} ({}), {}", r.device.name, r.runtime, r.date));
     s += bandwidth_chart(r, 0);
     s += latency_chart(r, kChartHeight);
     s += text(kWidth / 2, height - 12,
               fmt::format("tidal {} bench, {}{}", tidal_version_string(), r.date,
                           r.simulated ? ", simulated device: the profile's predictions" : ""),
               "middle", 10, " fill=\"#666666\"");
+    return s + "</svg>\n";
+}
+
+std::string memory_svg(const std::vector<MemoryChart> &charts, const std::string &caption)
+{
+    const double height = static_cast<double>(charts.size()) * kChartHeight + 40;
+    std::string s = document(height, caption);
+    for (size_t i = 0; i < charts.size(); ++i)
+        s += memory_chart(charts[i], kChartHeight * static_cast<double>(i));
+    s += text(kWidth / 2, height - 12, caption, "middle", 10, " fill=\"#666666\"");
     return s + "</svg>\n";
 }
 

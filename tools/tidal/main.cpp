@@ -140,6 +140,8 @@ int main(int argc, char **argv)
     tidal_tool::add_validate_command(app);
     tidal_tool::add_bench_command(app);
     tidal_tool::add_stats_command(app);
+    tidal_tool::add_replay_command(app);
+    tidal_tool::add_doctor_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::RuntimeError &e) {

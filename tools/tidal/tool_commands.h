@@ -30,5 +30,7 @@ void add_config_command(CLI::App &app);
 void add_validate_command(CLI::App &app);
 void add_bench_command(CLI::App &app);
 void add_stats_command(CLI::App &app);
+void add_replay_command(CLI::App &app);
+void add_doctor_command(CLI::App &app);
 
 } // namespace tidal_tool

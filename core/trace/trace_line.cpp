@@ -1,0 +1,152 @@
+#include "trace/trace_line.h"
+
+#include <cstring>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "tidal/tidal.h"
+
+namespace tidal::trace {
+namespace {
+
+void append_string(std::string &out, const char *s, size_t max)
+{
+    out += '"';
+    for (size_t i = 0; i < max && s[i]; ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+}
+
+const char *kind_name(int32_t kind)
+{
+    if (kind < TIDAL_KIND_AUTO || kind >= TIDAL_KIND_COUNT)
+        return "unknown";
+    return tidal_kind_name(static_cast<tidal_kind>(kind));
+}
+
+const char *check_name(int32_t kind)
+{
+    static const char *const names[] = {"?",       "touch_read", "touch_write", "pattern_fill", "pattern_verify",
+                                        "copy",    "triad",      "atomic_add",  "runtime_copy", "spin"};
+    return kind >= 1 && kind <= 9 ? names[kind] : "unknown";
+}
+
+} // namespace
+
+const char *call_name(TraceCall call) noexcept
+{
+    switch (call) {
+    case TraceCall::alloc: return "alloc";
+    case TraceCall::alloc_async: return "alloc_async";
+    case TraceCall::free: return "free";
+    case TraceCall::free_async: return "free_async";
+    case TraceCall::prefetch: return "prefetch";
+    case TraceCall::advise: return "advise";
+    case TraceCall::declare: return "declare";
+    case TraceCall::budget_set: return "budget_set";
+    case TraceCall::copy: return "copy";
+    case TraceCall::copy_async: return "copy_async";
+    case TraceCall::copy_batch: return "copy_batch";
+    case TraceCall::stream_create: return "stream_create";
+    case TraceCall::stream_destroy: return "stream_destroy";
+    case TraceCall::stream_synchronize: return "stream_synchronize";
+    case TraceCall::check_run: return "check_run";
+    case TraceCall::offload: return "offload";
+    case TraceCall::offload_range: return "offload_range";
+    case TraceCall::restore: return "restore";
+    case TraceCall::restore_range: return "restore_range";
+    case TraceCall::pool_trim: return "pool_trim";
+    }
+    return "unknown";
+}
+
+std::string header_line(const char *runtime, int32_t devices, const char *library_version)
+{
+    std::string out = fmt::format("{{\"tidal_trace\":{},\"library\":", kTraceFormat);
+    append_string(out, library_version, 64);
+    out += ",\"runtime\":";
+    append_string(out, runtime, 64);
+    return out + fmt::format(",\"devices\":{}}}\n", devices);
+}
+
+std::string end_line(uint64_t events) { return fmt::format("{{\"end\":true,\"events\":{}}}\n", events); }
+
+void append_event_line(const TraceEvent &e, std::string &out)
+{
+    auto to = std::back_inserter(out);
+    fmt::format_to(to, "{{\"time_ns\":{},\"thread\":{},\"call\":\"{}\",\"stream\":{},\"args\":{{", e.time_ns, e.thread,
+                   call_name(e.call), e.stream);
+    switch (e.call) {
+    case TraceCall::alloc:
+    case TraceCall::alloc_async:
+        fmt::format_to(to, "\"size\":{},\"kind\":\"{}\",\"device\":{},\"alignment\":{},\"hints\":{},\"tag\":", e.size,
+                       kind_name(e.kind), e.device, e.aux, e.hints);
+        append_string(out, e.tag, sizeof e.tag);
+        break;
+    case TraceCall::free:
+    case TraceCall::free_async: fmt::format_to(to, "\"ptr\":{}", e.ptr); break;
+    case TraceCall::prefetch: fmt::format_to(to, "\"ptr\":{},\"size\":{},\"device\":{}", e.ptr, e.size, e.device); break;
+    case TraceCall::advise:
+        fmt::format_to(to, "\"ptr\":{},\"size\":{},\"set\":{},\"unset\":{}", e.ptr, e.size, e.hints, e.flags);
+        break;
+    case TraceCall::declare:
+        fmt::format_to(to, "\"ptr\":{},\"size\":{},\"device\":{},\"mode\":{},\"flags\":{},\"index\":{},\"count\":{}", e.ptr,
+                       e.size, e.device, e.hints, e.flags, e.index, e.count);
+        break;
+    case TraceCall::budget_set: fmt::format_to(to, "\"device\":{},\"bytes\":{}", e.device, e.size); break;
+    case TraceCall::copy:
+    case TraceCall::copy_async: fmt::format_to(to, "\"dst\":{},\"src\":{},\"size\":{}", e.ptr, e.ptr2, e.size); break;
+    case TraceCall::copy_batch:
+        fmt::format_to(to, "\"dst\":{},\"src\":{},\"size\":{},\"index\":{},\"count\":{}", e.ptr, e.ptr2, e.size, e.index,
+                       e.count);
+        break;
+    case TraceCall::stream_create: fmt::format_to(to, "\"device\":{}", e.device); break;
+    case TraceCall::stream_destroy:
+    case TraceCall::stream_synchronize: break;
+    case TraceCall::check_run:
+        fmt::format_to(to, "\"kind\":\"{}\",\"device\":{},\"target\":{},\"source\":{},\"size\":{},\"seed\":{}",
+                       check_name(e.kind), e.device, e.ptr, e.ptr2, e.size, e.aux);
+        break;
+    case TraceCall::offload:
+    case TraceCall::restore:
+        out += "\"glob\":";
+        append_string(out, e.tag, sizeof e.tag);
+        fmt::format_to(to, ",\"flags\":{}", e.flags);
+        break;
+    case TraceCall::offload_range:
+    case TraceCall::restore_range:
+        fmt::format_to(to, "\"ptr\":{},\"size\":{},\"flags\":{}", e.ptr, e.size, e.flags);
+        break;
+    case TraceCall::pool_trim: break;
+    }
+    fmt::format_to(to, "}},\"result\":\"{}\"", tidal_status_name(static_cast<tidal_status>(e.status)));
+    switch (e.call) {
+    case TraceCall::alloc:
+    case TraceCall::alloc_async:
+        fmt::format_to(to, ",\"ptr\":{}", e.ptr);
+        if (e.status == TIDAL_OK) {
+            fmt::format_to(to, ",\"decision\":{{\"kind\":\"{}\",\"device\":{},\"policy\":", kind_name(e.placed_kind),
+                           e.placed_device);
+            append_string(out, e.placed_by, sizeof e.placed_by);
+            out += '}';
+        }
+        break;
+    case TraceCall::stream_create: fmt::format_to(to, ",\"new_stream\":{}", e.ptr); break;
+    case TraceCall::check_run: fmt::format_to(to, ",\"elapsed_s\":{}", e.seconds); break;
+    case TraceCall::pool_trim: fmt::format_to(to, ",\"released\":{}", e.aux); break;
+    default: break;
+    }
+    out += "}\n";
+}
+
+} // namespace tidal::trace

@@ -1,0 +1,66 @@
+// TIDAL_TRACE / [telemetry] trace: records every API event of one context as JSON lines.
+// A calling thread copies a fixed-size TraceEvent into its own lock-free ring (TraceRing);
+// a writer thread drains the rings every millisecond, formats the lines and writes them in
+// large blocks, so the caller never formats, allocates or waits on the file.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "trace/trace_clock.h"
+#include "trace/trace_event.h"
+#include "trace/trace_ring.h"
+
+namespace tidal::trace {
+
+class TraceRecorder {
+public:
+    // Creates (truncates) `file`; throws Error(CONFIG) naming it when it cannot. `where` says
+    // which setting named it ("TIDAL_TRACE" or "FILE:LINE:COL: telemetry.trace").
+    TraceRecorder(const std::filesystem::path &file, const std::string &where);
+    // Writes what is left and the end record, then closes the file.
+    ~TraceRecorder();
+    TraceRecorder(const TraceRecorder &) = delete;
+    TraceRecorder &operator=(const TraceRecorder &) = delete;
+
+    // The first line; called once, before any event, when the context is up.
+    void write_header(const char *runtime, int32_t devices);
+
+    // Fills the time (unless the caller took it already) and the thread, and queues the event
+    // on the calling thread's ring.
+    void record(TraceEvent &e) noexcept
+    {
+        if (e.time_ns == 0)
+            e.time_ns = TraceClock::ticks(); // made nanoseconds by the writer
+        TraceRing &ring = ring_of_this_thread();
+        e.thread = ring.thread();
+        ring.push(e);
+    }
+
+private:
+    TraceRing &ring_of_this_thread() noexcept;
+    TraceRing &add_ring() noexcept;
+    void writer_loop();
+    // Drains every ring into the file; returns the events written.
+    size_t drain();
+
+    std::FILE *file_ = nullptr;
+    TraceClock clock_;
+    uint64_t id_; // this recorder's number: a thread's cached ring is this recorder's only if it matches
+    std::mutex rings_mutex_;          // guards rings_ (new threads, the writer's walk)
+    std::vector<std::unique_ptr<TraceRing>> rings_;
+    std::string text_;                // the writer's formatting buffer
+    uint64_t events_ = 0;
+    bool header_written_ = false;
+    std::atomic<bool> stop_{false};
+    std::thread writer_;
+};
+
+} // namespace tidal::trace
