@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The `mpi` suite: an MPI example on the simulated device, with 1 rank and with 4.
 
-Checks that the 4-rank grid equals the 1-rank grid bit for bit and that each rank took the device
-of its node-local rank (device_selection = "local-rank" over 2 simulated devices).
+Checks that the 4-rank grid equals the 1-rank grid bit for bit, that each rank took the device
+of its node-local rank (device_selection = "local-rank" over 2 simulated devices), and that each
+rank wrote its own statistics file (TIDAL_STATS with %r in the name) with no leak in it.
 
 Usage: run_mpi_example.py EXAMPLE   (exit 77, skipped, where mpirun or the example is missing)
 """
 import filecmp
+import json
 import os
 import re
 import shutil
@@ -23,6 +25,7 @@ def mpirun(np, example, output, folder):
         "TIDAL_RUNTIME": "sim",
         "TIDAL_SIM_DEVICES": "2",
         "TIDAL_DEVICE_SELECTION": "local-rank",
+        "TIDAL_STATS": os.path.join(folder, f"stats-np{np}-%r.json"),
         "TIDAL_LOG_LEVEL": "warn",
         # CI runs as root; Open MPI refuses that unless told twice.
         "OMPI_ALLOW_RUN_AS_ROOT": "1",
@@ -63,7 +66,16 @@ def main():
         devices = {int(r): int(d) for r, d in re.findall(r"rank (\d+) of 4: rows \d+\.\.\d+ on device (\d+)", text)}
         if devices != {0: 0, 1: 1, 2: 0, 3: 1}:
             sys.exit(f"FAIL: ranks took devices {devices}, expected local rank mod 2")
-        print("ok: 4 ranks = 1 rank bit for bit; devices by local rank")
+        for np in (1, 4):
+            for rank in range(np):
+                stats = os.path.join(folder, f"stats-np{np}-{rank}.json")
+                if not os.path.exists(stats):
+                    sys.exit(f"FAIL: rank {rank} of {np} wrote no statistics file {stats}")
+                with open(stats) as f:
+                    snapshot = json.load(f)
+                if not snapshot.get("leaks") == [] or "devices" not in json.dumps(snapshot):
+                    sys.exit(f"FAIL: {stats} is no statistics snapshot without leaks: {json.dumps(snapshot)[:300]}")
+        print("ok: 4 ranks = 1 rank bit for bit; devices by local rank; one statistics file per rank")
         return 0
     finally:
         shutil.rmtree(folder, ignore_errors=True)

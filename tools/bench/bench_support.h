@@ -19,6 +19,29 @@ namespace tidal_bench {
     std::exit(1);
 }
 
+// fopen(name, "w") after %r (the job-wide rank) and %p (the process id) in `name` are expanded
+// by the library, so that every rank of a job writes its own file; NULL (with a message) when
+// the name is bad or the file cannot be made.
+inline std::FILE *open_output(const char *program, const std::string &name)
+{
+    std::string path(name.size() + 64, '\0');
+    size_t needed = 0;
+    tidal_status s = tidal_file_name_expand(name.c_str(), path.data(), path.size(), &needed);
+    if (s == TIDAL_ERROR_BUFFER_TOO_SMALL) {
+        path.resize(needed);
+        s = tidal_file_name_expand(name.c_str(), path.data(), path.size(), &needed);
+    }
+    if (s != TIDAL_OK) {
+        std::fprintf(stderr, "%s: output file name '%s': %s\n", program, name.c_str(), tidal_last_error());
+        return nullptr;
+    }
+    path.resize(needed - 1);
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    if (!f)
+        std::fprintf(stderr, "%s: cannot write %s\n", program, path.c_str());
+    return f;
+}
+
 inline double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());

@@ -205,11 +205,9 @@ int main(int argc, char **argv)
                 "  pinned, 1000 x 4 KiB on the H200: >= 10x). call ms = host wall time until tidal_copy_batch returned.\n");
 
     if (!json.empty()) {
-        std::FILE *f = std::fopen(json.c_str(), "w");
-        if (!f) {
-            std::fprintf(stderr, "copy-batch: cannot write %s\n", json.c_str());
+        std::FILE *f = tidal_bench::open_output("copy-batch", json);
+        if (!f)
             return 1;
-        }
         std::fprintf(f,
                      "{\"runtime\": \"%s\", \"detail\": \"%s\", \"device\": \"%s\", \"simulated\": %s, \"count\": %zu, "
                      "\"size\": %zu, \"reps\": %d, \"intact\": %s, \"results\": [\n",

@@ -54,6 +54,8 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support.h"
+
 namespace {
 
 constexpr uint64_t MiB = 1ull << 20;
@@ -926,11 +928,9 @@ void Bench::print() const
 
 void Bench::write_json() const
 {
-    std::FILE *f = std::fopen(o_.json_path.c_str(), "w");
-    if (!f) {
-        std::fprintf(stderr, "migration-scenarios: cannot write %s\n", o_.json_path.c_str());
+    std::FILE *f = tidal_bench::open_output("migration-scenarios", o_.json_path);
+    if (!f)
         std::exit(2);
-    }
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));

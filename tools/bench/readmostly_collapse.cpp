@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
+
 namespace {
 
 [[noreturn]] void die(tidal_status s, const char *what)
@@ -129,11 +131,9 @@ int main(int argc, char **argv)
     std::printf("  first prefetch of read-mostly pages (duplicates) %9.4f s  %7.2f GB/s\n", dup, dup > 0 ? gb / dup : 0.0);
     std::printf("  collapse (4 advice calls, no copy)               %9.4f s  %7.2f GB/s\n", c, c > 0 ? gb / c : 0.0);
     if (!json_path.empty()) {
-        FILE *f = json_path == "-" ? stdout : std::fopen(json_path.c_str(), "w");
-        if (!f) {
-            std::fprintf(stderr, "readmostly-collapse: cannot write %s\n", json_path.c_str());
+        FILE *f = json_path == "-" ? stdout : tidal_bench::open_output("readmostly-collapse", json_path);
+        if (!f)
             return 1;
-        }
         std::fprintf(f, "{\"runtime\": \"%s\", \"device\": \"%s\", \"simulated\": %s, \"bytes\": %llu, \"reps\": %d,\n"
                         " \"duplicate_prefetch_s\": %.9f, \"collapse_s\": %.9f, \"collapse_gbs\": %.4f,\n"
                         " \"collapse_all_s\": [",

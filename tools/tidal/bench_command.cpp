@@ -15,6 +15,7 @@
 
 #include "bench_report.h"
 #include "bench_runner.h"
+#include "output_file.h"
 #include "bench_svg.h"
 #include "byte_sizes.h"
 #include "peer_bench.h"
@@ -58,22 +59,6 @@ std::vector<uint64_t> size_ladder(uint64_t min, uint64_t max)
     return sizes;
 }
 
-bool write_output(const std::string &path, const std::string &text, const char *what)
-{
-    if (path == "-") {
-        fmt::print("{}", text);
-        std::fflush(stdout);
-        return true;
-    }
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) {
-        fmt::print(stderr, "tidal bench: cannot write the {} to '{}'\n", what, path);
-        return false;
-    }
-    return true;
-}
 
 int run_bench(const BenchCommandOptions &c)
 {
@@ -131,14 +116,14 @@ int run_bench(const BenchCommandOptions &c)
     if (c.json != "-" && c.csv != "-")
         fmt::print("{}", bench_table(results));
     if (!c.json.empty())
-        ok &= write_output(c.json, bench_json(results).dump(2) + "\n", "JSON");
+        ok &= write_output(c.json, bench_json(results).dump(2) + "\n", "tidal bench", "JSON");
     if (!c.csv.empty())
-        ok &= write_output(c.csv, bench_csv(results), "CSV");
+        ok &= write_output(c.csv, bench_csv(results), "tidal bench", "CSV");
     if (!c.svg.empty())
-        ok &= write_output(c.svg, bench_svg(results), "SVG plot");
+        ok &= write_output(c.svg, bench_svg(results), "tidal bench", "SVG plot");
     if (!c.profile.empty()) {
         if (auto text = hardware_profile(results, &why))
-            ok &= write_output(c.profile, *text, "hardware profile");
+            ok &= write_output(c.profile, *text, "tidal bench", "hardware profile");
         else {
             fmt::print(stderr, "tidal bench: no profile written: {}\n", why);
             ok = false;

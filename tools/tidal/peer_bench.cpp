@@ -1,4 +1,5 @@
 #include "peer_bench.h"
+#include "output_file.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -245,17 +246,10 @@ int run_peer_bench(const PeerBenchOptions &o)
                   "(tidal_copy through the second context) against the runtime's copy of the same buffers"};
     if (!o.json.empty()) {
         const std::string out = j.dump(2) + "\n";
-        if (o.json == "-") {
-            fmt::print("{}", out);
-            return 0;
-        }
-        std::ofstream file(o.json, std::ios::binary);
-        file << out;
-        file.close();
-        if (!file) {
-            fmt::print(stderr, "tidal bench: cannot write the JSON to '{}'\n", o.json);
+        if (!write_output(o.json, out, "tidal bench", "JSON"))
             return 1;
-        }
+        if (o.json == "-")
+            return 0;
     }
     fmt::print("tidal bench --peer: {} ({}), {} device(s), {} bytes per copy, median of {}\n", sys.runtime,
                sys.runtime_detail, sys.device_count, o.size, o.reps);

@@ -12,6 +12,7 @@
 #include "bench_report.h"
 #include "bench_svg.h"
 #include "byte_sizes.h"
+#include "output_file.h"
 #include "tool_commands.h"
 #include "trace_file.h"
 #include "trace_replayer.h"
@@ -181,12 +182,9 @@ int run_replay(const ReplayOptions &o)
         std::vector<MemoryChart> charts;
         for (const ReplayFigures &f : runs)
             charts.push_back(chart_of(f));
-        std::ofstream out(o.svg);
-        out << memory_svg(charts, fmt::format("tidal replay {}: simulated device", o.trace));
-        if (!out) {
-            fmt::print(stderr, "tidal replay: cannot write {}\n", o.svg);
+        if (!write_output(o.svg, memory_svg(charts, fmt::format("tidal replay {}: simulated device", o.trace)),
+                          "tidal replay", "SVG chart"))
             return 1;
-        }
     }
     if (o.json) {
         nlohmann::json j = {{"trace", o.trace}, {"recorded_on", trace.runtime}, {"devices", trace.devices}};
