@@ -112,6 +112,24 @@ with open(svg) if os.path.exists(svg) else open(os.devnull) as f:
 expect(drawing.startswith("<?xml") and drawing.count("device memory by tag") == 2 and "scratch.attention" in drawing
        and "managed (resident)" in drawing, "replay --svg: one chart per configuration, by tag", None)
 
+# ---- one trace per rank (%r in TIDAL_TRACE), replayed together: each rank, then summed.
+ranks = []
+for rank in (0, 1):
+    r = run([PROGRAMS, "replay-pair"], TIDAL_TRACE=os.path.join(tmp, "rank-%r.jsonl"), RANK=str(rank))
+    expect(r.returncode == 0, f"rank {rank}: the program records its own trace", r)
+    ranks.append(os.path.join(tmp, f"rank-{rank}.jsonl"))
+expect(all(os.path.exists(p) for p in ranks), f"TIDAL_TRACE's %r names one file per rank ({ranks})", None)
+r = run([TOOL, "replay", *ranks, "--config", PLACE_TOML, "--json"])
+out = json.loads(r.stdout) if r.returncode == 0 else {"traces": [], "summed": [{}]}
+each = [t["configs"][0] for t in out["traces"]]
+job = out["summed"][0]
+expect(len(each) == 2 and job.get("migrated_bytes") == sum(e["migrated_bytes"] for e in each) == 2 * (64 << 20) and
+       job.get("peak_device_bytes") == sum(e["peak_device_bytes"] for e in each) and
+       job.get("slowest_simulated_seconds") == max(e["simulated_seconds"] for e in each),
+       f"replay of two ranks: per rank, then summed ({job})", r)
+r = run([TOOL, "replay", *ranks, "--config", PLACE_TOML])
+expect(r.returncode == 0 and "all 2 traces (ranks) together" in r.stdout, "replay of two ranks: the summed table", r)
+
 # ---- threads: every thread's ring reaches the file, each declaration and batch whole, and a
 # free sorts before the allocation that gets its address back on another thread.
 threads = record("threads")

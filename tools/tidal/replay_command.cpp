@@ -21,7 +21,7 @@ namespace tidal_tool {
 namespace {
 
 struct ReplayOptions {
-    std::string trace;
+    std::vector<std::string> traces; // one per rank of a job, or one
     std::vector<std::string> configs;
     std::string profile;
     std::string svg;
@@ -105,6 +105,54 @@ void print_table(const Trace &t, const std::vector<ReplayFigures> &runs)
         fmt::print("  {}\n", l);
 }
 
+// One configuration's figures over every rank's trace: bytes, evictions, failures and peaks
+// added up (each rank has its own devices), the simulated time of the slowest rank.
+struct JobFigures {
+    std::string config;
+    double slowest_seconds = 0, total_seconds = 0;
+    uint64_t migrated = 0, evicted = 0, evictions = 0, peak = 0, failures = 0;
+};
+
+std::vector<JobFigures> summed(const std::vector<std::vector<ReplayFigures>> &per_trace)
+{
+    std::vector<JobFigures> out(per_trace.front().size());
+    for (const std::vector<ReplayFigures> &runs : per_trace)
+        for (size_t c = 0; c < runs.size(); ++c) {
+            const ReplayFigures &f = runs[c];
+            JobFigures &j = out[c];
+            j.config = f.config;
+            j.slowest_seconds = std::max(j.slowest_seconds, f.simulated_seconds);
+            j.total_seconds += f.simulated_seconds;
+            j.migrated += f.migrated_bytes;
+            j.evicted += f.evicted_bytes;
+            j.evictions += f.evictions;
+            j.peak += f.peak_device_bytes;
+            j.failures += f.failures;
+        }
+    return out;
+}
+
+void print_summed(size_t traces, const std::vector<JobFigures> &job)
+{
+    fmt::print("\nall {} traces (ranks) together\n\n", traces);
+    size_t width = 16;
+    for (const JobFigures &j : job)
+        width = std::max(width, config_label(j.config).size() + 2);
+    auto row = [&](const std::string &name, auto &&cell) {
+        std::string line = fmt::format("{:<28}", name);
+        for (const JobFigures &j : job)
+            line += fmt::format("{:>{}}", cell(j), width);
+        fmt::print("{}\n", line);
+    };
+    row("", [](const JobFigures &j) { return config_label(j.config); });
+    row("simulated time, slowest", [](const JobFigures &j) { return format_seconds(j.slowest_seconds); });
+    row("simulated time, summed", [](const JobFigures &j) { return format_seconds(j.total_seconds); });
+    row("bytes migrated", [](const JobFigures &j) { return format_bytes(j.migrated + j.evicted); });
+    row("evictions", [](const JobFigures &j) { return std::to_string(j.evictions); });
+    row("peak device memory, summed", [](const JobFigures &j) { return format_bytes(j.peak); });
+    row("failures", [](const JobFigures &j) { return std::to_string(j.failures); });
+}
+
 nlohmann::json figures_json(const ReplayFigures &f)
 {
     nlohmann::json j = {{"config", f.config.empty() ? "defaults" : f.config},
@@ -154,16 +202,15 @@ MemoryChart chart_of(const ReplayFigures &f)
     return c;
 }
 
-int run_replay(const ReplayOptions &o)
+// Every configuration over one trace.
+int replay_one(const ReplayOptions &o, const std::string &path, Trace &trace, std::vector<ReplayFigures> &runs)
 {
-    Trace trace;
     try {
-        trace = read_trace(o.trace);
+        trace = read_trace(path);
     } catch (const TraceError &e) {
         fmt::print(stderr, "tidal replay: {}\n", e.what());
         return 1;
     }
-    std::vector<ReplayFigures> runs;
     for (const std::string &config : o.configs.empty() ? std::vector<std::string>{""} : o.configs) {
         std::string error;
         tidal_context *ctx = open_replay_context(config, trace, o.profile, &error);
@@ -178,24 +225,69 @@ int run_replay(const ReplayOptions &o)
         runs.back().config = config;
         tidal_context_destroy(ctx);
     }
+    return 0;
+}
+
+nlohmann::json trace_json(const Trace &trace, const std::string &path, const std::vector<ReplayFigures> &runs)
+{
+    nlohmann::json j = {{"trace", path}, {"recorded_on", trace.runtime}, {"devices", trace.devices}};
+    j["configs"] = nlohmann::json::array();
+    for (const ReplayFigures &f : runs)
+        j["configs"].push_back(figures_json(f));
+    j["differences"] = differences(runs);
+    return j;
+}
+
+int run_replay(const ReplayOptions &o)
+{
+    std::vector<Trace> traces(o.traces.size());
+    std::vector<std::vector<ReplayFigures>> per_trace(o.traces.size());
+    for (size_t t = 0; t < o.traces.size(); ++t)
+        if (int rc = replay_one(o, o.traces[t], traces[t], per_trace[t]); rc != 0)
+            return rc;
     if (!o.svg.empty()) {
         std::vector<MemoryChart> charts;
-        for (const ReplayFigures &f : runs)
-            charts.push_back(chart_of(f));
-        if (!write_output(o.svg, memory_svg(charts, fmt::format("tidal replay {}: simulated device", o.trace)),
-                          "tidal replay", "SVG chart"))
+        for (size_t t = 0; t < o.traces.size(); ++t)
+            for (const ReplayFigures &f : per_trace[t]) {
+                charts.push_back(chart_of(f));
+                if (o.traces.size() > 1)
+                    charts.back().title += fmt::format(" ({})", std::filesystem::path(o.traces[t]).filename().string());
+            }
+        const std::string title = o.traces.size() == 1 ? fmt::format("tidal replay {}: simulated device", o.traces[0])
+                                                       : fmt::format("tidal replay, {} traces: simulated device",
+                                                                     o.traces.size());
+        if (!write_output(o.svg, memory_svg(charts, title), "tidal replay", "SVG chart"))
             return 1;
     }
     if (o.json) {
-        nlohmann::json j = {{"trace", o.trace}, {"recorded_on", trace.runtime}, {"devices", trace.devices}};
-        j["configs"] = nlohmann::json::array();
-        for (const ReplayFigures &f : runs)
-            j["configs"].push_back(figures_json(f));
-        j["differences"] = differences(runs);
+        if (o.traces.size() == 1) {
+            fmt::print("{}\n", trace_json(traces[0], o.traces[0], per_trace[0]).dump(2));
+            return 0;
+        }
+        nlohmann::json j;
+        j["traces"] = nlohmann::json::array();
+        for (size_t t = 0; t < o.traces.size(); ++t)
+            j["traces"].push_back(trace_json(traces[t], o.traces[t], per_trace[t]));
+        j["summed"] = nlohmann::json::array();
+        for (const JobFigures &f : summed(per_trace))
+            j["summed"].push_back({{"config", f.config.empty() ? "defaults" : f.config},
+                                   {"slowest_simulated_seconds", f.slowest_seconds},
+                                   {"summed_simulated_seconds", f.total_seconds},
+                                   {"migrated_bytes", f.migrated},
+                                   {"evicted_bytes", f.evicted},
+                                   {"evictions", f.evictions},
+                                   {"peak_device_bytes", f.peak},
+                                   {"failures", f.failures}});
         fmt::print("{}\n", j.dump(2));
-    } else {
-        print_table(trace, runs);
+        return 0;
     }
+    for (size_t t = 0; t < o.traces.size(); ++t) {
+        if (t > 0)
+            fmt::print("\n");
+        print_table(traces[t], per_trace[t]);
+    }
+    if (o.traces.size() > 1)
+        print_summed(o.traces.size(), summed(per_trace));
     return 0;
 }
 
@@ -206,12 +298,14 @@ void add_replay_command(CLI::App &app)
     auto o = std::make_shared<ReplayOptions>();
     CLI::App *cmd = app.add_subcommand(
         "replay", "Replay a recorded trace on the simulated device under one or more configurations\n"
-                  "TRACE is a file recorded with TIDAL_TRACE=FILE (or [telemetry] trace) on any runtime. Each call is "
+                  "TRACE is a file recorded with TIDAL_TRACE=FILE (or [telemetry] trace) on any runtime; give several "
+                  "(one per rank of a job, recorded with TIDAL_TRACE=trace-%r.jsonl) to see each rank and then all "
+                  "of them together (bytes, evictions, peaks and failures added up; the slowest rank's time). Each call is "
                   "issued again through the public API on a simulated-device context per --config, recorded addresses "
                   "and streams mapped to the new ones. Prints, side by side: simulated time, bytes migrated, "
                   "evictions, peak device memory and failures, then the allocations each configuration placed "
                   "differently. A trace that is cut short or corrupt is refused naming its line (exit status 1).");
-    cmd->add_option("TRACE", o->trace, "The trace file")->required()->type_name("TRACE");
+    cmd->add_option("TRACE", o->traces, "The trace file(s): one, or one per rank")->required()->type_name("TRACE...");
     cmd->add_option("--config", o->configs, "A configuration to replay under (repeat to compare; default: built-in defaults)")
         ->type_name("FILE");
     cmd->add_option("--profile", o->profile, "Hardware profile of the simulated device (a file or a built-in name)")
