@@ -155,7 +155,9 @@ Runtime::Runtime(const tidal_rt_ops *ops, void *instance, std::string detail,
             p.struct_size = sizeof(p);
             p.numa_node = -1;
             check(ops_->device_props(instance_, d, &p), [&] { return fmt::format("reading the properties of device {}", d); });
-            if (p.numa_node < 0 && p.pci_bus_id[0] != '\0')
+            // A simulated device's bus id names no host device: asking hwloc would scan the
+            // host's PCI tree (slow, and libpciaccess leaks under LeakSanitizer) for nothing.
+            if (p.numa_node < 0 && p.pci_bus_id[0] != '\0' && !p.simulated)
                 p.numa_node = Topology::numa_node_of_pci(p.pci_bus_id);
         }
     } catch (...) {
