@@ -34,6 +34,10 @@ def mpirun(np, example, output, folder):
         "OMPI_MCA_btl": "self,vader",
         "OMPI_MCA_rmaps_base_oversubscribe": "1",
     })
+    # In the ASan build: Open MPI's components leak by design and are unloaded before exit, so
+    # LeakSanitizer can neither attribute nor suppress what they leave. Memory errors are still
+    # caught here; tidal's own leaks are checked by every other suite.
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     cmd = [shutil.which("mpirun"), "-np", str(np), example, output, "200"]
     print("$", " ".join(cmd), flush=True)
     run = subprocess.run(cmd, env=env, cwd=folder, capture_output=True, text=True, timeout=240)
