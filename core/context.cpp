@@ -261,13 +261,6 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
 
 void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
 {
-    // With device_selection = "local-rank", TIDAL_DEVICE_DEFAULT is this process's device for
-    // every kind and every policy: the chain sees the index, as if the caller had named it.
-    if (desc.device == TIDAL_DEVICE_DEFAULT && default_device_ != TIDAL_DEVICE_DEFAULT) [[unlikely]] {
-        tidal_alloc_desc mine = desc;
-        mine.device = default_device_;
-        return allocate(size, mine, stream);
-    }
     const DecisionCache::Key key{size, desc.alignment, desc.kind, desc.device, desc.hints, desc.tag ? desc.tag : ""};
     // A hit is this very request (the key is all of it) validated and placed before: no
     // checks again, and once it has a route, straight to its pool.
@@ -302,7 +295,10 @@ void *Context::allocate_placing(const DecisionCache::Key &key, DecisionCache::Hi
     request.size = size;
     request.alignment = desc.alignment;
     request.kind = desc.kind;
-    request.device = desc.device;
+    // With device_selection = "local-rank", TIDAL_DEVICE_DEFAULT is this process's device for
+    // every kind and every policy: the chain sees the index, as if the caller had named it
+    // (default_device_ is TIDAL_DEVICE_DEFAULT otherwise). A cached decision already holds it.
+    request.device = desc.device == TIDAL_DEVICE_DEFAULT ? default_device_ : desc.device;
     request.hints = desc.hints;
     request.tag = key.tag;
     request.system = &policy_system_;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/file_name.h"
+
 namespace tidal_bench {
 
 // Prints "<program>: <what>: <status>: <tidal_last_error>" and exits 1.
@@ -24,18 +26,11 @@ namespace tidal_bench {
 // the name is bad or the file cannot be made.
 inline std::FILE *open_output(const char *program, const std::string &name)
 {
-    std::string path(name.size() + 64, '\0');
-    size_t needed = 0;
-    tidal_status s = tidal_file_name_expand(name.c_str(), path.data(), path.size(), &needed);
-    if (s == TIDAL_ERROR_BUFFER_TOO_SMALL) {
-        path.resize(needed);
-        s = tidal_file_name_expand(name.c_str(), path.data(), path.size(), &needed);
-    }
-    if (s != TIDAL_OK) {
+    std::string path;
+    if (!tidal_tools::expand_file_name(name, path)) {
         std::fprintf(stderr, "%s: output file name '%s': %s\n", program, name.c_str(), tidal_last_error());
         return nullptr;
     }
-    path.resize(needed - 1);
     std::FILE *f = std::fopen(path.c_str(), "w");
     if (!f)
         std::fprintf(stderr, "%s: cannot write %s\n", program, path.c_str());

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "../common/file_name.h"
+
 namespace tidal_tool {
 
 bool write_output(const std::string &name, const std::string &text, const char *command, const char *what)
@@ -16,18 +18,11 @@ bool write_output(const std::string &name, const std::string &text, const char *
         std::fflush(stdout);
         return true;
     }
-    size_t needed = 0;
-    std::string path(name.size() + 64, '\0');
-    tidal_status s = tidal_file_name_expand(name.c_str(), path.data(), path.size(), &needed);
-    if (s == TIDAL_ERROR_BUFFER_TOO_SMALL) {
-        path.resize(needed);
-        s = tidal_file_name_expand(name.c_str(), path.data(), path.size(), &needed);
-    }
-    if (s != TIDAL_OK) {
+    std::string path;
+    if (!tidal_tools::expand_file_name(name, path)) {
         fmt::print(stderr, "{}: the {} file name: {}\n", command, what, tidal_last_error());
         return false;
     }
-    path.resize(needed - 1);
     std::ofstream out(path, std::ios::binary);
     out << text;
     out.close();
