@@ -37,11 +37,15 @@ std::vector<std::string> CallSites::describe(const void *base) const
         s = it->second;
     }
     // Frames inside tidal say how tidal allocates, not who asked: the caller's frames start at
-    // the first one outside the object this code is in. (Linked statically, there is no such
-    // frame: then every frame is shown.)
+    // the first one outside the object this code is in, after its frames. Frames before tidal's
+    // own are skipped too: a sanitizer's backtrace interceptor sits there. (Linked statically,
+    // there is no frame outside: then every frame is shown.)
     const void *self = object_of(reinterpret_cast<const void *>(&object_of));
+    auto in_self = [&](int i) { return self && object_of(s.frames[static_cast<size_t>(i)]) == self; };
     int first = 0;
-    while (first < s.depth && self && object_of(s.frames[static_cast<size_t>(first)]) == self)
+    while (first < s.depth && !in_self(first))
+        ++first;
+    while (first < s.depth && in_self(first))
         ++first;
     if (first == s.depth)
         first = 0;
