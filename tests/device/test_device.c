@@ -1,10 +1,12 @@
 /* Device suite: the C API on a real GPU. Skips (exit 77) when the best runtime found is the
  * simulated device. Plain C (no cmocka) so it runs on GPU machines that lack test libraries.
  * Managed memory stays far below the card's memory: at most 2 x 256 MiB at a time. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <tidal/tidal.h>
 
@@ -268,6 +270,58 @@ static void vendor_pool_trim(int32_t d)
     EXPECT_STATUS(tidal_context_destroy(ctx), TIDAL_OK);
 }
 
+/* tidal_copy returns when the copy is complete, device to device too: cudaMemcpy alone returns
+ * before a device-to-device copy has finished. The end of the destination is read at once on a
+ * non-blocking stream, which does not wait for the default stream: a copy still running leaves
+ * it stale. And 1 GiB cannot cross HBM in under 0.1 ms (10 TB/s). */
+static void device_copy_completes(tidal_context *ctx, int32_t d)
+{
+    const size_t size = (size_t)1 << 30, tail = (size_t)1 << 20;
+    tidal_alloc_desc dd = TIDAL_ALLOC_DESC_INIT, hd = TIDAL_ALLOC_DESC_INIT;
+    dd.kind = TIDAL_KIND_DEVICE;
+    dd.device = d;
+    hd.kind = TIDAL_KIND_PINNED;
+    hd.device = d;
+    unsigned char *src = NULL, *dst = NULL, *host = NULL, *out = NULL;
+    void *stream = NULL;
+    EXPECT_STATUS(tidal_alloc(ctx, size, &dd, (void **)&src), TIDAL_OK);
+    EXPECT_STATUS(tidal_alloc(ctx, size, &dd, (void **)&dst), TIDAL_OK);
+    EXPECT_STATUS(tidal_alloc(ctx, size, &hd, (void **)&host), TIDAL_OK);
+    EXPECT_STATUS(tidal_alloc(ctx, tail, &hd, (void **)&out), TIDAL_OK);
+    EXPECT_STATUS(tidal_stream_create(ctx, d, &stream), TIDAL_OK);
+    if (!src || !dst || !host || !out || !stream)
+        return;
+    int stale = 0;
+    double fastest = 1e9;
+    for (int rep = 0; rep < 3; ++rep) {
+        memset(host, 0, size);
+        EXPECT_STATUS(tidal_copy(ctx, dst, host, size), TIDAL_OK);
+        memset(host, 0x5a + rep, size);
+        EXPECT_STATUS(tidal_copy(ctx, src, host, size), TIDAL_OK);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        EXPECT_STATUS(tidal_copy(ctx, dst, src, size), TIDAL_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        EXPECT_STATUS(tidal_copy_async(ctx, out, dst + size - tail, tail, stream), TIDAL_OK);
+        EXPECT_STATUS(tidal_stream_synchronize(ctx, stream), TIDAL_OK);
+        for (size_t i = 0; i < tail; ++i)
+            if (out[i] != (unsigned char)(0x5a + rep)) {
+                ++stale;
+                break;
+            }
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        fastest = s < fastest ? s : fastest;
+    }
+    printf("  device->device tidal_copy of 1 GiB: fastest %.3f ms, %d stale read(s) of its end\n", fastest * 1e3, stale);
+    EXPECT(stale == 0, "tidal_copy device->device returned before its end was written (%d of 3)", stale);
+    EXPECT(fastest > 1e-4, "tidal_copy of 1 GiB device->device returned in %.1f us: it did not wait", fastest * 1e6);
+    EXPECT_STATUS(tidal_stream_destroy(ctx, stream), TIDAL_OK);
+    EXPECT_STATUS(tidal_free(ctx, out), TIDAL_OK);
+    EXPECT_STATUS(tidal_free(ctx, host), TIDAL_OK);
+    EXPECT_STATUS(tidal_free(ctx, dst), TIDAL_OK);
+    EXPECT_STATUS(tidal_free(ctx, src), TIDAL_OK);
+}
+
 int main(void)
 {
     tidal_context *ctx = NULL;
@@ -294,6 +348,7 @@ int main(void)
         for (int k = TIDAL_KIND_DEVICE; k < TIDAL_KIND_COUNT; ++k)
             kind_round_trip(ctx, &dev, (tidal_kind)k, 256u << 20);
         atomic_set(ctx, &dev);
+        device_copy_completes(ctx, d);
         /* An absurd request fails cleanly and the context stays usable. */
         tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
         desc.kind = TIDAL_KIND_DEVICE;

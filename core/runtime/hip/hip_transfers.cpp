@@ -10,9 +10,13 @@ int rt_memcpy(void *, void *dst, const void *src, size_t size, void *stream) noe
 {
     return guarded([&] {
         // hipMemcpyDefault: unified addressing tells HIP the direction from the pointers.
-        if (stream == nullptr)
-            return hipMemcpy(dst, src, size, hipMemcpyDefault);
-        return hipMemcpyAsync(dst, src, size, hipMemcpyDefault, static_cast<hipStream_t>(stream));
+        if (stream != nullptr)
+            return hipMemcpyAsync(dst, src, size, hipMemcpyDefault, static_cast<hipStream_t>(stream));
+        // NULL stream promises completion on return; hipMemcpy follows cudaMemcpy's rule where
+        // HIP runs on CUDA, and that returns before a device-to-device copy has finished.
+        if (const hipError_t rc = hipMemcpyAsync(dst, src, size, hipMemcpyDefault, nullptr); rc != hipSuccess)
+            return rc;
+        return hipStreamSynchronize(nullptr);
     });
 }
 
