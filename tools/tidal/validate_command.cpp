@@ -73,10 +73,20 @@ bool host_reachable(tidal_kind k) { return TIDAL_KIND_IS_HOST(k) || TIDAL_KIND_I
 
 // Why an atomic operation is known not to work on a kind of memory of this device ("" when it
 // should). The one list of such rules: every unsupported cell of the table names one.
-std::string atomic_unsupported_reason(const tidal_device_info &dev, tidal_kind kind, size_t op)
+// `shared`: host threads work the same words at once.
+std::string atomic_unsupported_reason(const tidal_device_info &dev, tidal_kind kind, size_t op, bool shared)
 {
     if (kind == TIDAL_KIND_PAGEABLE && !(dev.flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS))
         return "system-scope atomics on pageable memory need HMM (XNACK on for AMD): this device cannot reach it";
+    // PCIe carries three atomic operations (fetch-add, swap, compare-and-swap); a device without
+    // host-native atomics does the others on host memory as a read and a write, which a host
+    // thread's atomic between them undoes. Add, sub (an add), exchange and CAS must still hold.
+    constexpr uint32_t kBusAtomics = TIDAL_ATOMIC_ADD32 | TIDAL_ATOMIC_SUB32 | TIDAL_ATOMIC_EXCH32 | TIDAL_ATOMIC_CAS32 |
+                                     TIDAL_ATOMIC_ADD64 | TIDAL_ATOMIC_SUB64 | TIDAL_ATOMIC_EXCH64 | TIDAL_ATOMIC_CAS64;
+    if (shared && TIDAL_KIND_IS_HOST(kind) && !(dev.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS) &&
+        !((1u << op) & kBusAtomics))
+        return "the device reports no host-native atomics (hostNativeAtomicSupported = 0): on host memory over the "
+               "bus only add, sub, exchange and compare-and-swap are atomic against host threads";
     if ((1u << op) == TIDAL_ATOMIC_FADD32 && std::string(dev.arch).rfind("gfx90a", 0) == 0 && fine_grained(kind))
         return "float atomics on fine-grained memory on MI200: its hardware float add does nothing there "
                "(coarse-grained device or managed_coarse memory works)";
@@ -128,7 +138,7 @@ public:
                 row.checks[c] = {Verdict::unsupported, why};
             for (size_t op = 0; op < kAtomicOpCount; ++op)
                 row.atomics.device[op] = row.atomics.shared[op] = {Verdict::unsupported,
-                                                                   atomic_unsupported_reason(dev_, kind_, op)};
+                                                                   atomic_unsupported_reason(dev_, kind_, op, false)};
         } else {
             row.checks["touch"] = touch(p);
             row.checks["pattern"] = pattern(p);
@@ -230,7 +240,7 @@ private:
         const tidal_status s = run_check(ctx_, kind, dev_.index, p, TIDAL_ATOMIC_SET_BYTES, 0, &wrong);
         const std::string failure = s == TIDAL_OK ? "" : failure_text(s);
         for (size_t op = 0; op < kAtomicOpCount; ++op) {
-            const std::string reason = atomic_unsupported_reason(dev_, kind_, op);
+            const std::string reason = atomic_unsupported_reason(dev_, kind_, op, kind == TIDAL_CHECK_ATOMIC_SET_SHARED);
             const bool exact = s == TIDAL_OK && !(wrong >> op & 1u);
             if (exact)
                 cells[op] = {Verdict::pass, reason.empty() ? "exact" : "exact, although expected to fail: " + reason};
