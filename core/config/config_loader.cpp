@@ -36,7 +36,8 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "small_max"};
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct"};
-constexpr std::array<std::string_view, 4> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction"};
+constexpr std::array<std::string_view, 5> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
+                                                             "lookahead_hold_us"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
 // [telemetry]: statistics and leak keys.
 constexpr std::array<std::string_view, 5> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges", "trace"};
@@ -296,6 +297,8 @@ void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
         s.migration.streams = static_cast<uint32_t>(r.integer(*n, "migration.streams", 1, 16));
     if (const toml::node *n = t.get("parallel_eviction"))
         s.migration.parallel_eviction = r.boolean(*n, "migration.parallel_eviction");
+    if (const toml::node *n = t.get("lookahead_hold_us"))
+        s.migration.lookahead_hold_us = static_cast<uint32_t>(r.integer(*n, "migration.lookahead_hold_us", 0, 100000));
 }
 
 void read_pool(const TomlReader &r, const toml::node &node, Settings &s)

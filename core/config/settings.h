@@ -158,6 +158,9 @@ struct MigrationSettings {
     // Evictions on a second worker thread, alongside the moves in: the device may hold up to
     // one declaration's bytes over budget while both run, in exchange for overlapping them.
     bool parallel_eviction = false;
+    // A lookahead's moves wait this long for the application's next tidal call before they start
+    // (0: at once): the driver's prefetch call holds up kernel launches made while it runs.
+    uint32_t lookahead_hold_us = 200;
 };
 
 // [security]: what tidal will dlopen.

@@ -106,6 +106,7 @@ void describe_migration(std::ostringstream &os, const MigrationSettings &m)
     os << "chunk_size = " << m.chunk_size << "  # " << format_size(m.chunk_size) << "\n";
     os << "streams = " << m.streams << "\n";
     os << "parallel_eviction = " << (m.parallel_eviction ? "true" : "false") << "\n";
+    os << "lookahead_hold_us = " << m.lookahead_hold_us << "\n";
 }
 
 void describe_elastic(std::ostringstream &os, const ElasticSettings &e)

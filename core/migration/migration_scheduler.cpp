@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <utility>
 
 #include "log/logger.h"
 #include "migration/unit_split.h"
@@ -488,7 +489,7 @@ std::shared_ptr<MigrationScheduler::Batch> MigrationScheduler::record_batch(int3
 
 void MigrationScheduler::submit_steps()
 {
-    auto submit = [](MigrationWorker &w, std::vector<Step> &steps) {
+    auto submit = [](MigrationWorker &w, std::vector<Step> &steps, std::chrono::microseconds hold) {
         std::vector<MigrationWorker::Range> touched;
         for (const Step &step : steps)
             if (step.touches.lo < step.touches.hi)
@@ -496,18 +497,19 @@ void MigrationScheduler::submit_steps()
         const uint64_t seq = w.submit([steps = std::move(steps)] {
             for (const Step &step : steps)
                 step.run();
-        }, std::move(touched));
+        }, std::move(touched), hold);
         steps.clear();
         return seq;
     };
+    const auto hold = std::exchange(hold_next_, std::chrono::microseconds{0});
     for (size_t d = 0; d < devices_.size(); ++d) {
         DeviceState &ds = devices_[d];
         if (!ds.evict_steps.empty())
-            submit(*ds.evictor, ds.evict_steps);
+            submit(*ds.evictor, ds.evict_steps, std::chrono::microseconds{0});
         if (ds.steps.empty())
             continue;
         MigrationWorker &w = *ds.worker;
-        const uint64_t seq = submit(w, ds.steps);
+        const uint64_t seq = submit(w, ds.steps, hold);
         for (auto &b : unsubmitted_)
             if (b->device == static_cast<int32_t>(d)) {
                 b->worker = &w;
@@ -699,8 +701,17 @@ MigrationScheduler::bring_home(const std::vector<DeclaredRange> &ranges)
     return waits;
 }
 
+void MigrationScheduler::release_held() noexcept
+{
+    for (DeviceState &ds : devices_)
+        if (ds.worker)
+            ds.worker->release();
+}
+
 void MigrationScheduler::publish(void *stream, const std::vector<std::shared_ptr<Batch>> &waits, bool lookahead)
 {
+    if (lookahead && threaded_)
+        hold_next_ = std::chrono::microseconds{settings_.lookahead_hold_us}; // see MigrationWorker
     submit_steps();
     if (lookahead)
         return; // the stream's next plain declaration waits for these
@@ -752,6 +763,8 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
 {
     Call call(*this);
     StreamPhases &phases = phases_[stream];
+    if (!lookahead)
+        release_held(); // the application is back: the launches a held lookahead waited for are in
     if (!lookahead) {
         int32_t event_device = 0;
         for (const DeclaredRange &r : ranges)
@@ -849,6 +862,7 @@ void MigrationScheduler::flush_evictions(DeviceState &ds)
 void MigrationScheduler::prefetch(const DeclaredRange &r)
 {
     Call call(*this);
+    release_held();
     order_after_moves_of(r);
     auto issue = [&] {
         const int32_t location = r.device == TIDAL_DEVICE_HOST ? TIDAL_RT_LOCATION_HOST : r.device;

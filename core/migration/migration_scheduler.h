@@ -29,6 +29,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -173,6 +174,8 @@ private:
     // Hands the steps gathered for each device to its worker; batches made for them learn the
     // job that records their event. Returns nothing to wait for; see queue.
     void submit_steps();
+    // Held lookahead moves may start (see MigrationWorker).
+    void release_held() noexcept;
     void wait_for(const std::shared_ptr<Batch> &batch);
     // Waits until no worker has a job queued or running on `range` (explicit prefetch, free).
     void wait_for_jobs_on(MigrationWorker::Range range);
@@ -239,6 +242,8 @@ private:
     std::vector<DeviceState> devices_;
     std::unique_ptr<std::atomic<uint64_t>[]> resident_now_; // copies of devices_[d].resident
     uint64_t clock_ = 0;
+    // How long the next submitted moves are held (a lookahead's; see MigrationWorker).
+    std::chrono::microseconds hold_next_{0};
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
     std::vector<std::shared_ptr<Batch>> unsubmitted_; // batches whose recording step is queued in `steps`

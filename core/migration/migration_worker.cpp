@@ -42,7 +42,7 @@ std::exception_ptr MigrationWorker::run_caught(const std::function<void()> &job)
     }
 }
 
-uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> ranges)
+uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> ranges, std::chrono::microseconds hold)
 {
     std::unique_lock lock(mutex_);
     rethrow_locked(lock);
@@ -56,16 +56,34 @@ uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> r
             error_ = failed; // reported by the next wait(), as a threaded worker would
         return seq;
     }
-    queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges)});
+    queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges), hold.count() > 0,
+                         std::chrono::steady_clock::now() + hold});
     const uint64_t seq = ++submitted_;
     lock.unlock();
     wake_.notify_one();
     return seq;
 }
 
+void MigrationWorker::release_locked()
+{
+    bool any = false;
+    for (Job &job : queue_)
+        any |= std::exchange(job.held, false);
+    if (any)
+        wake_.notify_all();
+}
+
+void MigrationWorker::release()
+{
+    std::lock_guard lock(mutex_);
+    release_locked();
+}
+
 void MigrationWorker::wait(uint64_t seq)
 {
     std::unique_lock lock(mutex_);
+    if (completed_ < seq)
+        release_locked(); // jobs run in order: what is waited for may sit behind a held one
     finished_.wait(lock, [&] { return completed_ >= seq; });
     rethrow_locked(lock);
 }
@@ -83,6 +101,8 @@ void MigrationWorker::wait_overlapping(uintptr_t lo, uintptr_t hi)
         for (const Job &job : queue_)
             if (overlaps(job))
                 seq = job.seq;
+        if (seq > completed_)
+            release_locked();
     }
     wait(seq); // jobs finish in order: the last overlapping one covers the others
 }
@@ -121,6 +141,10 @@ void MigrationWorker::run()
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (queue_.empty())
             return; // stopping, nothing left
+        if (queue_.front().held && !stop_) {
+            const auto until = queue_.front().hold_until;
+            wake_.wait_until(lock, until, [&] { return stop_ || !queue_.front().held; });
+        }
         running_ = std::move(queue_.front());
         queue_.pop_front();
         std::function<void()> job = std::move(running_.run);

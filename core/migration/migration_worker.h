@@ -6,8 +6,15 @@
 // moves from a thread of tidal's own keeps the application's thread free to launch work.
 // Jobs run one at a time in submission order; the first error a job throws is kept and
 // rethrown to the next caller of submit() or wait(), once.
+//
+// A job may be held back for a while after it is queued (a lookahead's moves): the driver's
+// prefetch call also holds up the application's kernel launches while it runs (H200: an
+// overlapped pipeline's median ran 1.17-1.29x max(transfer, compute), its best 1.03x, as the
+// launch or the prefetch won the race). Held, it starts when the application comes back to
+// tidal (release()), when something waits for it, or when the hold runs out.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -36,7 +43,11 @@ public:
 
     // Queues `job`, which touches `ranges`; returns its sequence number (1, 2, ...). Rethrows
     // a kept error first.
-    uint64_t submit(std::function<void()> job, std::vector<Range> ranges = {});
+    // `hold`: the job starts no sooner than this after being queued, unless released first.
+    uint64_t submit(std::function<void()> job, std::vector<Range> ranges = {},
+                    std::chrono::microseconds hold = std::chrono::microseconds{0});
+    // Held jobs may start now.
+    void release();
     // Waits until job `seq` (and all before it) has run. Rethrows a kept error.
     void wait(uint64_t seq);
     // Waits until no job queued or running touches [lo, hi). Rethrows a kept error.
@@ -61,7 +72,10 @@ private:
         uint64_t seq = 0;
         std::function<void()> run;
         std::vector<Range> ranges;
+        bool held = false;
+        std::chrono::steady_clock::time_point hold_until{};
     };
+    void release_locked();
     std::deque<Job> queue_;
     Job running_; // its ranges, while the thread runs it
     uint64_t submitted_ = 0;

@@ -110,3 +110,65 @@ TEST_CASE("migration worker: wait_overlapping does not wait for jobs touching ot
     finish(waiter, "wait_overlapping once the gate opened");
     w.drain();
 }
+
+TEST_CASE("migration worker: a held job waits for release(), a wait or its hold to run out")
+{
+    using namespace std::chrono;
+    MigrationWorker w;
+    std::atomic<int> ran{0};
+    SUBCASE("release() starts it")
+    {
+        const uint64_t seq = w.submit([&] { ran = 1; }, {}, seconds{30});
+        std::this_thread::sleep_for(milliseconds{50});
+        CHECK(ran.load() == 0); // held
+        CHECK_FALSE(w.done(seq));
+        const auto t0 = steady_clock::now();
+        w.release();
+        w.wait(seq);
+        CHECK(ran.load() == 1);
+        CHECK(steady_clock::now() - t0 < seconds{10});
+    }
+    SUBCASE("waiting for it starts it")
+    {
+        const uint64_t seq = w.submit([&] { ran = 1; }, {}, seconds{30});
+        const auto t0 = steady_clock::now();
+        w.wait(seq);
+        CHECK(ran.load() == 1);
+        CHECK(steady_clock::now() - t0 < seconds{10});
+    }
+    SUBCASE("waiting for a later job starts the held one before it, in order")
+    {
+        std::vector<int> order;
+        w.submit([&] { order.push_back(1); }, {}, seconds{30});
+        const uint64_t last = w.submit([&] { order.push_back(2); });
+        w.wait(last);
+        CHECK(order == std::vector<int>{1, 2});
+    }
+    SUBCASE("wait_overlapping starts a held job on the range")
+    {
+        w.submit([&] { ran = 1; }, {MigrationWorker::Range{0x1000, 0x2000}}, seconds{30});
+        const auto t0 = steady_clock::now();
+        w.wait_overlapping(0x1800, 0x1900);
+        CHECK(ran.load() == 1);
+        CHECK(steady_clock::now() - t0 < seconds{10});
+    }
+    SUBCASE("the hold runs out")
+    {
+        const auto t0 = steady_clock::now();
+        w.submit([&] { ran = 1; }, {}, milliseconds{20});
+        while (ran.load() == 0 && steady_clock::now() - t0 < seconds{20})
+            std::this_thread::sleep_for(milliseconds{1});
+        CHECK(ran.load() == 1);
+        CHECK(steady_clock::now() - t0 >= milliseconds{20});
+    }
+    SUBCASE("destruction runs a held job at once")
+    {
+        const auto t0 = steady_clock::now();
+        {
+            MigrationWorker v;
+            v.submit([&] { ran = 1; }, {}, seconds{30});
+        }
+        CHECK(ran.load() == 1);
+        CHECK(steady_clock::now() - t0 < seconds{10});
+    }
+}
