@@ -306,11 +306,11 @@ void BatchCopier::reserve(int32_t device, Slot &slot, size_t bytes)
     free_buffers(device, slot); // idle: the caller waited for it
     const size_t capacity = std::min(std::max(std::bit_ceil(bytes), kMinStaging), std::max(wave_limit_, bytes));
     // Both or neither: a slot with one buffer would be half a slot.
-    void *host = runtime_.alloc(TIDAL_KIND_PINNED, 0, capacity);
+    void *host = runtime_.alloc(TIDAL_KIND_PINNED, device, capacity); // on the device's NUMA node
     try {
         slot.device = static_cast<char *>(runtime_.alloc(TIDAL_KIND_DEVICE, device, capacity));
     } catch (...) {
-        runtime_.free(TIDAL_KIND_PINNED, 0, host, capacity);
+        runtime_.free(TIDAL_KIND_PINNED, device, host, capacity);
         throw;
     }
     slot.host = static_cast<char *>(host);
@@ -320,7 +320,7 @@ void BatchCopier::reserve(int32_t device, Slot &slot, size_t bytes)
 void BatchCopier::free_buffers(int32_t device, Slot &slot) noexcept
 {
     if (slot.host)
-        runtime_.free(TIDAL_KIND_PINNED, 0, slot.host, slot.capacity);
+        runtime_.free(TIDAL_KIND_PINNED, device, slot.host, slot.capacity);
     if (slot.device)
         runtime_.free(TIDAL_KIND_DEVICE, device, slot.device, slot.capacity);
     slot.host = slot.device = nullptr;

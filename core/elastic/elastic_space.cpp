@@ -87,7 +87,7 @@ void *ElasticSpace::allocate(size_t size, int32_t device, size_t alignment, cons
         }
         runtime_.vmm_set_access(device, base, rounded);
         if (settings_.eager_home)
-            a->home = std::make_unique<HostHome>(runtime_, rounded);
+            a->home = std::make_unique<HostHome>(runtime_, rounded, device);
         allocations_.emplace(reinterpret_cast<uintptr_t>(base), std::move(a));
     } catch (...) {
         if (a && !dismantle(*a)) {
@@ -287,7 +287,7 @@ void ElasticSpace::ensure_home(ElasticAllocation &a, tidal_elastic_result &out)
         return;
     const double start = now();
     try {
-        a.home = std::make_unique<HostHome>(runtime_, a.reserved);
+        a.home = std::make_unique<HostHome>(runtime_, a.reserved, a.device);
     } catch (...) {
         out.home_seconds += now() - start;
         throw;

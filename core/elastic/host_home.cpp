@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "log/logger.h"
+#include "runtime/numa_binder.h"
 #include "status/error.h"
 
 namespace tidal::elastic {
@@ -18,13 +19,18 @@ namespace {
 }
 } // namespace
 
-HostHome::HostHome(Runtime &runtime, size_t size) : runtime_(runtime), size_(size)
+HostHome::HostHome(Runtime &runtime, size_t size, int32_t device) : runtime_(runtime), size_(size), device_(device)
 {
     if (runtime_.supports(RuntimeOp::host_register) && runtime_.supports(RuntimeOp::host_unregister)) {
         const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-        data_ = static_cast<char *>(std::aligned_alloc(page, (size + page - 1) / page * page));
+        const size_t rounded = (size + page - 1) / page * page;
+        data_ = static_cast<char *>(std::aligned_alloc(page, rounded));
         if (!data_)
             no_home(size, "the host has no memory left");
+        // Not touched yet: registering faults the pages in, on the node the policy names.
+        if (const int node = runtime_.numa_node_for(TIDAL_KIND_PINNED, device); node >= 0)
+            if (std::string failed = NumaBinder::bind_area(data_, rounded, node); !failed.empty())
+                runtime_.note_numa_failure(TIDAL_KIND_PINNED, device, node, failed);
         try {
             runtime_.host_register(data_, size, "registering the host home");
         } catch (const Error &e) {
@@ -35,7 +41,7 @@ HostHome::HostHome(Runtime &runtime, size_t size) : runtime_(runtime), size_(siz
         return;
     }
     try {
-        data_ = static_cast<char *>(runtime_.alloc(TIDAL_KIND_PINNED, 0, size));
+        data_ = static_cast<char *>(runtime_.alloc(TIDAL_KIND_PINNED, device, size)); // bound by the runtime
     } catch (const Error &e) {
         no_home(size, e.what());
     }
@@ -50,7 +56,7 @@ HostHome::~HostHome()
         std::free(data_);
         return;
     }
-    if (int rc = runtime_.free(TIDAL_KIND_PINNED, 0, data_, size_); rc != 0)
+    if (int rc = runtime_.free(TIDAL_KIND_PINNED, device_, data_, size_); rc != 0)
         log_error(fmt::format("freeing the {}-byte host home at {} failed: {} ({})", size_, static_cast<void *>(data_),
                               runtime_.native_name(rc), rc));
 }

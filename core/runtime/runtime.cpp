@@ -243,12 +243,18 @@ void *Runtime::alloc(tidal_kind kind, int32_t device, size_t size)
         std::string failed = scope->failed();
         if (failed.empty() && kind == TIDAL_KIND_PAGEABLE) // first touched later, by any thread
             failed = NumaBinder::bind_area(out, size, node);
-        if (!failed.empty() && !numa_failure_logged_.exchange(true))
-            log_warn(fmt::format("[topology] numa_bind: could not place {} memory for device {} on NUMA node {}: {}; "
-                                 "it stays where the system put it (logged once)",
-                                 tidal_kind_name(kind), device, node, failed));
+        if (!failed.empty())
+            note_numa_failure(kind, device, node, failed);
     }
     return out;
+}
+
+void Runtime::note_numa_failure(tidal_kind kind, int32_t device, int node, const std::string &why) const noexcept
+{
+    if (!numa_failure_logged_.exchange(true))
+        log_warn(fmt::format("[topology] numa_bind: could not place {} memory for device {} on NUMA node {}: {}; "
+                             "it stays where the system put it (logged once)",
+                             tidal_kind_name(kind), device, node, why));
 }
 
 int Runtime::free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept

@@ -109,6 +109,8 @@ public:
     // The NUMA node host memory for `device` is bound to: -1 when binding is off or the node is
     // unknown (logged once, with the reason).
     int numa_node_for(tidal_kind kind, int32_t device) const noexcept;
+    // Logs, once per context, that memory for `device` could not be placed on `node`.
+    void note_numa_failure(tidal_kind kind, int32_t device, int node, const std::string &why) const noexcept;
     int free(tidal_kind kind, int32_t device, void *ptr, size_t size) noexcept;
     void host_register(void *ptr, size_t size, CallDescription what = {});
     void host_unregister(void *ptr, CallDescription what = {});

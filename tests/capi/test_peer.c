@@ -3,12 +3,15 @@
  * charged at the link's rate on the simulated clock), with peer access off (staged through
  * pinned memory), refused with peer_fallback = "error", batched across devices; a machine of
  * one device; copies between two contexts' buffers on one device. */
+#define _POSIX_C_SOURCE 200809L /* dup, setenv */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -378,6 +381,107 @@ static void test_numa_bound_staging(void **state)
     free(dir);
 }
 
+/* Memory tidal makes for device 1 goes on device 1's NUMA node, not device 0's: with device 1 on
+ * a node this machine lacks (7), making it logs that it could not be placed there (a warning;
+ * the work still succeeds). The host side is pinned memory for device 0 (node 0): a copy from
+ * pageable memory would stage through device 1's ring, bound to node 7 too, and log the same
+ * warning. stderr is read back from a file. */
+typedef void (*node7_work)(tidal_context *ctx, unsigned char *host);
+
+static void expect_node7_warning(node7_work work)
+{
+    char *dir = harness_temp_dir();
+    char *base = profile_config(dir, "devices = 2\nnuma_nodes = [0, 7]\n");
+    /* The suite's TIDAL_LOG_LEVEL=error would hide the warning (the environment wins). */
+    const char *level = getenv("TIDAL_LOG_LEVEL");
+    char *saved_level = level ? harness_format("%s", level) : NULL;
+    setenv("TIDAL_LOG_LEVEL", "warn", 1);
+    tidal_context *ctx = harness_context_format("%s[topology]\nnuma_bind = true\n", base);
+    if (saved_level)
+        setenv("TIDAL_LOG_LEVEL", saved_level, 1);
+    else
+        unsetenv("TIDAL_LOG_LEVEL");
+    free(saved_level);
+    free(base);
+    tidal_alloc_desc hdesc = TIDAL_ALLOC_DESC_INIT;
+    hdesc.kind = TIDAL_KIND_PINNED;
+    hdesc.device = 0;
+    unsigned char *host = NULL;
+    assert_ok(tidal_alloc(ctx, 4 * MIB, &hdesc, (void **)&host));
+    char *log_path = harness_format("%s/stderr.txt", dir);
+    fflush(stderr);
+    const int saved = dup(2);
+    FILE *log = fopen(log_path, "w");
+    assert_non_null(log);
+    dup2(fileno(log), 2);
+    work(ctx, host);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(log);
+    FILE *in = fopen(log_path, "r");
+    assert_non_null(in);
+    char text[4096] = {0};
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    text[n] = '\0';
+    fclose(in);
+    assert_true(harness_contains(text, "for device 1 on NUMA node 7", 0));
+    assert_ok(tidal_free(ctx, host));
+    assert_ok(tidal_context_destroy(ctx));
+    free(log_path);
+    harness_remove_dir(dir);
+    free(dir);
+}
+
+/* An elastic allocation's host home, made by its first offload. */
+static void elastic_round_trip(tidal_context *ctx, unsigned char *host)
+{
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_ELASTIC;
+    desc.device = 1;
+    void *p = NULL;
+    assert_ok(tidal_alloc(ctx, 4 * MIB, &desc, &p));
+    harness_fill(host, 4 * MIB, 77);
+    assert_ok(tidal_copy(ctx, p, host, 4 * MIB));
+    assert_ok(tidal_offload_range(ctx, p, 4 * MIB, 0, NULL, NULL));
+    assert_ok(tidal_restore_range(ctx, p, 4 * MIB, 0, NULL, NULL));
+    memset(host, 0, 4 * MIB);
+    assert_ok(tidal_copy(ctx, host, p, 4 * MIB));
+    assert_true(harness_holds(host, 4 * MIB, 77));
+    assert_ok(tidal_free(ctx, p));
+}
+
+/* A batch of small copies into device 1's memory, gathered in its staging buffer. */
+static void batch_into_device1(tidal_context *ctx, unsigned char *host)
+{
+    void *d = device_alloc(ctx, 1, 64 * 1024);
+    harness_fill(host, 64 * 1024, 78);
+    tidal_copy_item items[16];
+    for (int i = 0; i < 16; ++i) {
+        items[i] = (tidal_copy_item)TIDAL_COPY_ITEM_INIT;
+        items[i].dst = (char *)d + i * 4096;
+        items[i].src = host + i * 4096;
+        items[i].size = 4096;
+    }
+    assert_ok(tidal_copy_batch(ctx, items, 16, NULL));
+    memset(host, 0, 64 * 1024);
+    assert_ok(tidal_copy(ctx, host, d, 64 * 1024));
+    assert_true(harness_holds(host, 64 * 1024, 78));
+    assert_ok(tidal_free(ctx, d));
+}
+
+static void test_elastic_home_on_device_node(void **state)
+{
+    (void)state;
+    expect_node7_warning(elastic_round_trip);
+}
+
+static void test_batch_staging_on_device_node(void **state)
+{
+    (void)state;
+    expect_node7_warning(batch_into_device1);
+}
+
 int main(void)
 {
     harness_isolate_environment();
@@ -392,6 +496,8 @@ int main(void)
         HARNESS_SIM_TEST(test_two_contexts_one_device),
         cmocka_unit_test(test_bad_topology_settings),
         cmocka_unit_test(test_numa_bound_staging),
+        cmocka_unit_test(test_elastic_home_on_device_node),
+        cmocka_unit_test(test_batch_staging_on_device_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
