@@ -23,7 +23,7 @@
 //   migration-scenarios [--runtime auto|sim|cuda|hip] [--profile h200] [--scenario stream|out-of-core|overlap|all]
 //                       [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB]
 //                       [--epochs 3] [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS]
-//                       [--policies xnack,lru|none] [--no-sweeps] [--quick]
+//                       [--policies xnack,lru|none] [--no-sweeps] [--elastic-only] [--quick]
 //                       [--json FILE] [--compare FILE]
 //
 // --quick: 64 MiB / 192 MiB dataset / 64 MiB budget / 16 MiB chunks, 2 epochs, 3 reps: seconds
@@ -209,6 +209,7 @@ struct Options {
     std::vector<std::string> policies = {"xnack", "lru"};
     int scenario = 0; // 0 = all; otherwise an index of kScenarioNames
     bool sweeps = true;
+    bool elastic_only = false; // out-of-core: the elastic rows and their baselines, no managed rows
     std::string json_path, compare_path;
 };
 
@@ -688,6 +689,8 @@ void Bench::out_of_core()
                                       TIDAL_HINT_READ_MOSTLY, true}};
     if (o_.sweeps)
         variants.push_back({"tidal: declare + lookahead, no hint", 0u, false});
+    if (o_.elastic_only)
+        variants.clear();
     for (const auto &[name, hints, parallel] : variants) {
         const Migration m{chunk, o_.streams, parallel};
         std::string pol;
@@ -1039,7 +1042,7 @@ int Bench::run()
                  "usage: migration-scenarios [--runtime auto|sim|cuda|hip] [--profile NAME]\n"
                  "         [--scenario stream|out-of-core|overlap|all (or 1|2|3)]\n"
                  "         [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB (64 KiB multiple)] [--epochs 3]\n"
-                 "         [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS] [--policies a,b|none]\n"
+                 "         [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS] [--policies a,b|none] [--elastic-only]\n"
                  "         [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
     std::exit(2);
 }
@@ -1095,6 +1098,7 @@ int main(int argc, char **argv)
         else if (a == "--warmup") o.warmup = int_arg(i, 0);
         else if (a == "--streams") o.streams = int_arg(i, 0);
         else if (a == "--lookahead-hold-us") o.lookahead_hold_us = int_arg(i, 0);
+        else if (a == "--elastic-only") o.elastic_only = true;
         else if (a == "--compute-ns") o.compute_ns = static_cast<uint64_t>(int_arg(i, 1));
         else if (a == "--no-sweeps") o.sweeps = false;
         else if (a == "--json" && i + 1 < argc) o.json_path = argv[++i];
