@@ -79,22 +79,27 @@ std::string header_line(const char *runtime, int32_t devices, const char *librar
     return out + fmt::format(",\"devices\":{}}}\n", devices);
 }
 
-std::string end_line(uint64_t events) { return fmt::format("{{\"end\":true,\"events\":{}}}\n", events); }
+std::string end_line(uint64_t events, uint64_t ring_full_waits)
+{
+    if (ring_full_waits == 0)
+        return fmt::format("{{\"end\":true,\"events\":{}}}\n", events);
+    return fmt::format("{{\"end\":true,\"events\":{},\"ring_full_waits\":{}}}\n", events, ring_full_waits);
+}
 
-void append_event_line(const TraceEvent &e, std::string &out)
+void append_event_line(const TraceEvent &e, uint64_t time_ns, uint32_t thread, std::string &out)
 {
     auto to = std::back_inserter(out);
-    fmt::format_to(to, "{{\"time_ns\":{},\"thread\":{},\"call\":\"{}\",\"stream\":{},\"args\":{{", e.time_ns, e.thread,
+    fmt::format_to(to, "{{\"time_ns\":{},\"thread\":{},\"call\":\"{}\",\"stream\":{},\"args\":{{", time_ns, thread,
                    call_name(e.call), e.stream);
     switch (e.call) {
     case TraceCall::alloc:
     case TraceCall::alloc_async:
         fmt::format_to(to, "\"size\":{},\"kind\":\"{}\",\"device\":{},\"alignment\":{},\"hints\":{},\"tag\":", e.size,
                        kind_name(e.kind), e.device, e.aux, e.hints);
-        append_string(out, e.tag, sizeof e.tag);
+        append_string(out, e.tag, e.tag_length);
         break;
     case TraceCall::free:
-    case TraceCall::free_async: fmt::format_to(to, "\"ptr\":{}", e.ptr); break;
+    case TraceCall::free_async: fmt::format_to(to, "\"ptr\":{}", e.ptr); break; // first-line fields only
     case TraceCall::prefetch: fmt::format_to(to, "\"ptr\":{},\"size\":{},\"device\":{}", e.ptr, e.size, e.device); break;
     case TraceCall::advise:
         fmt::format_to(to, "\"ptr\":{},\"size\":{},\"set\":{},\"unset\":{}", e.ptr, e.size, e.hints, e.flags);
@@ -120,7 +125,7 @@ void append_event_line(const TraceEvent &e, std::string &out)
     case TraceCall::offload:
     case TraceCall::restore:
         out += "\"glob\":";
-        append_string(out, e.tag, sizeof e.tag);
+        append_string(out, e.tag, e.tag_length);
         fmt::format_to(to, ",\"flags\":{}", e.flags);
         break;
     case TraceCall::offload_range:
@@ -137,7 +142,7 @@ void append_event_line(const TraceEvent &e, std::string &out)
         if (e.status == TIDAL_OK) {
             fmt::format_to(to, ",\"decision\":{{\"kind\":\"{}\",\"device\":{},\"policy\":", kind_name(e.placed_kind),
                            e.placed_device);
-            append_string(out, e.placed_by, sizeof e.placed_by);
+            append_string(out, e.placed_by, 31);
             out += '}';
         }
         break;
