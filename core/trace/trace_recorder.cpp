@@ -29,7 +29,7 @@ TraceRecorder::TraceRecorder(const std::filesystem::path &file, const std::strin
                     where + ": cannot create the trace file \"" + file.string() + "\": " + std::strerror(errno),
                     "name a file in a folder that exists and that you may write");
     std::setvbuf(file_, nullptr, _IOFBF, kFlushBytes);
-    text_.reserve(kFlushBytes + 4096);
+    text_.reset(new char[kFlushBytes + kMaxEventLine]);
 }
 
 TraceRecorder::~TraceRecorder()
@@ -89,14 +89,15 @@ size_t TraceRecorder::drain()
         n += ring->drain([&](const TraceEvent &e) {
             // A thread's events keep their order whatever the recalibration did in between.
             ring->last_ns = std::max(clock_.nanoseconds(e.time_ns), ring->last_ns);
-            append_event_line(e, ring->last_ns, ring->thread(), text_);
-            if (text_.size() >= kFlushBytes) {
-                std::fwrite(text_.data(), 1, text_.size(), file_);
-                text_.clear();
+            text_used_ = static_cast<size_t>(
+                format_event_line(e, ring->last_ns, ring->thread(), text_.get() + text_used_) - text_.get());
+            if (text_used_ >= kFlushBytes) {
+                std::fwrite(text_.get(), 1, text_used_, file_);
+                text_used_ = 0;
             }
         });
-    std::fwrite(text_.data(), 1, text_.size(), file_);
-    text_.clear();
+    std::fwrite(text_.get(), 1, text_used_, file_);
+    text_used_ = 0;
     events_ += n;
     return n;
 }

@@ -63,7 +63,8 @@ private:
     uint64_t id_; // this recorder's number: a thread's cached ring is this recorder's only if it matches
     std::mutex rings_mutex_;          // guards rings_ (new threads, the writer's walk)
     std::vector<std::unique_ptr<TraceRing>> rings_;
-    std::string text_;                // the writer's formatting buffer
+    std::unique_ptr<char[]> text_;    // the writer's formatting buffer: kFlushBytes + one line
+    size_t text_used_ = 0;
     uint64_t events_ = 0;
     bool header_written_ = false;
     std::atomic<bool> stop_{false};

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -104,4 +107,30 @@ TEST_CASE("trace lines: the end record says how many events waited, only when so
     CHECK(tidal::trace::end_line(0) == "{\"end\":true,\"events\":0}\n");
     CHECK(tidal::trace::end_line(202000, 0) == "{\"end\":true,\"events\":202000}\n");
     CHECK(tidal::trace::end_line(202000, 62) == "{\"end\":true,\"events\":202000,\"ring_full_waits\":62}\n");
+}
+
+TEST_CASE("trace lines: the longest line of every call fits kMaxEventLine")
+{
+    static const char name[] = "\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05\x06\x07\x08"
+                               "\x01\x02\x03\x04\x05\x06\x07\x08\x01\x02\x03\x04\x05\x06\x07\x08";
+    size_t longest = 0;
+    for (int c = 0; c <= static_cast<int>(TraceCall::pool_trim); ++c) {
+        TraceEvent e;
+        e.call = static_cast<TraceCall>(c);
+        e.ptr = e.ptr2 = e.size = e.stream = e.aux = ~uint64_t{0};
+        e.device = e.placed_device = INT32_MIN;
+        e.kind = e.placed_kind = TIDAL_KIND_MANAGED_COARSE;
+        e.hints = e.flags = e.index = e.count = ~uint32_t{0};
+        e.seconds = -1.2345678901234567e-300;
+        e.status = TIDAL_ERROR_OUT_OF_MEMORY;
+        e.placed_by = name; // cut to 31 bytes, each escaped to 6
+        e.tag_length = 63;
+        std::memset(e.tag, '\x1f', 63); // each escaped to 6
+        e.status = c == 0 ? TIDAL_OK : e.status;
+        std::string line;
+        tidal::trace::append_event_line(e, ~uint64_t{0}, ~uint32_t{0}, line);
+        longest = std::max(longest, line.size());
+    }
+    CHECK(longest < tidal::trace::kMaxEventLine);
+    MESSAGE("longest trace line: ", longest, " bytes");
 }
