@@ -22,8 +22,6 @@ public:
 
     uint32_t thread() const noexcept { return thread_; }
 
-    uint64_t last_ns = 0; // the writer's: the time of the last event it wrote from this ring
-
     // Producer: the next slot, reset, for the caller to fill and then commit(). While the ring
     // is full it waits (yielding) for the writer rather than drop an event -- a trace with a
     // hole would replay to a different program -- and counts the wait.
@@ -86,6 +84,12 @@ private:
     size_t tail_seen_ = 0;                    // the producer's: tail_ when it last read it
     std::atomic<uint64_t> waits_{0};          // the producer's, read by the writer at the end
     alignas(64) std::atomic<size_t> tail_{0}; // written by the consumer
+
+public:
+    // The writer's: the time of the last event it wrote from this ring. On the writer's line: it
+    // is written per event, and beside thread_ and slots_ (read by the producer per event) it
+    // would take that line away from the producer each time.
+    uint64_t last_ns = 0;
 };
 
 } // namespace tidal::trace
