@@ -172,11 +172,12 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
 
 // tidal_alloc and tidal_alloc_async with a trace: the call, then its event with the placement
 // the chain decided (the cached decision on the pooled route, else read back from the
-// registry). Taken before the call (not after it) so that
-// the untraced path stays a tail call: after it, the arguments would have to be kept.
+// registry). Taken before the call (not after it) so that the untraced path stays a tail call:
+// after it, the arguments would have to be kept. Not cold: with a trace it is the pair's path,
+// and size-optimised code kept the ring's few instructions out of line.
 [[gnu::noinline]] tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size,
-                                                       const tidal_alloc_desc *desc,
-                                                       const tidal::pool::StreamHandle *stream, void **out) noexcept
+                                            const tidal_alloc_desc *desc, const tidal::pool::StreamHandle *stream,
+                                            void **out) noexcept
 {
     const tidal::Decision *routed = nullptr;
     const tidal_status status = allocate<true>(fn, ctx, size, desc, stream, out, &routed);
@@ -196,8 +197,7 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
 }
 
 // tidal_free and tidal_free_async with a trace (of a context known to exist); as traced_alloc.
-[[gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr,
-                                                         void *stream) noexcept
+[[gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr, void *stream) noexcept
 {
     const uint64_t began = tidal::trace::TraceClock::ticks();
     const tidal::pool::StreamHandle handle{stream};
