@@ -121,9 +121,11 @@ tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size, const
 // tidal_alloc and tidal_alloc_async: one argument check, then the context. A context with a
 // trace goes to traced_alloc once the context is known to exist (one compare), which comes
 // back with Traced = true.
+// With Traced, `routed` (when given) gets the cached decision that placed a pooled block.
 template <bool Traced = false>
 tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tidal_alloc_desc *desc,
-                      const tidal::pool::StreamHandle *stream, void **out) noexcept
+                      const tidal::pool::StreamHandle *stream, void **out,
+                      const tidal::Decision **routed = nullptr) noexcept
 {
     if (out)
         *out = nullptr;
@@ -148,6 +150,9 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
             return fail(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{}: kind {} is not a tidal_kind", fn, kind));
         d = desc;
     }
+    if constexpr (Traced)
+        if (routed)
+            return guarded(fn, [&] { *out = ctx->impl.allocate_traced(size, *d, stream, *routed); });
     // The pooled pair's path: Context counts its own errors (on its slow paths only).
     return guarded(fn, [&] { *out = ctx->impl.allocate(size, *d, stream); });
 }
@@ -166,19 +171,23 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
 }
 
 // tidal_alloc and tidal_alloc_async with a trace: the call, then its event with the placement
-// the chain decided read back from the registry. Taken before the call (not after it) so that
-// the untraced path stays a tail call: after it, the arguments would have to be kept.
-[[gnu::cold, gnu::noinline]] tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size,
-                                                       const tidal_alloc_desc *desc,
-                                                       const tidal::pool::StreamHandle *stream, void **out) noexcept
+// the chain decided (the cached decision on the pooled route, else read back from the
+// registry). Taken before the call (not after it) so that the untraced path stays a tail call:
+// after it, the arguments would have to be kept. Not cold: with a trace it is the pair's path,
+// and size-optimised code kept the ring's few instructions out of line.
+[[gnu::noinline]] tidal_status traced_alloc(const char *fn, tidal_context *ctx, size_t size,
+                                            const tidal_alloc_desc *desc, const tidal::pool::StreamHandle *stream,
+                                            void **out) noexcept
 {
-    const tidal_status status = allocate<true>(fn, ctx, size, desc, stream, out);
+    const tidal::Decision *routed = nullptr;
+    const tidal_status status = allocate<true>(fn, ctx, size, desc, stream, out, &routed);
     const TraceCall call = stream ? TraceCall::alloc_async : TraceCall::alloc;
     tidal::trace::Placement placed;
-    tidal::AllocationRecord record;
-    if (status == TIDAL_OK) {
+    if (status == TIDAL_OK && routed) { // the pooled route: its decision, no lookup
+        placed = {routed->placement.kind, routed->placement.device, routed->placed_by};
+    } else if (status == TIDAL_OK) {
         try {
-            record = ctx->impl.query(*out);
+            const tidal::AllocationRecord record = ctx->impl.query(*out);
             placed = {record.kind, record.device, record.placed_by};
         } catch (...) { // freed by another thread already: the event keeps no decision
         }
@@ -188,8 +197,7 @@ tidal_status allocate(const char *fn, tidal_context *ctx, size_t size, const tid
 }
 
 // tidal_free and tidal_free_async with a trace (of a context known to exist); as traced_alloc.
-[[gnu::cold, gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr,
-                                                         void *stream) noexcept
+[[gnu::noinline]] tidal_status traced_release(TraceCall call, tidal_context *ctx, void *ptr, void *stream) noexcept
 {
     const uint64_t began = tidal::trace::TraceClock::ticks();
     const tidal::pool::StreamHandle handle{stream};

@@ -259,16 +259,32 @@ void Context::validate_request(size_t size, const tidal_alloc_desc &desc) const
                     "use a shorter tag");
 }
 
-void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
+template <typename OnRouted>
+inline void *Context::allocate_with(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream,
+                                    OnRouted &&on_routed)
 {
     const DecisionCache::Key key{size, desc.alignment, desc.kind, desc.device, desc.hints, desc.tag ? desc.tag : ""};
     // A hit is this very request (the key is all of it) validated and placed before: no
     // checks again, and once it has a route, straight to its pool.
     DecisionCache::Hit hit = DecisionCache::find(generation_, key);
     if (hit.route && hit.route->target && !stream)
-        if (void *p = allocate_routed(key, *hit.decision, *hit.route))
+        if (void *p = allocate_routed(key, *hit.decision, *hit.route)) {
+            on_routed(*hit.decision);
             return p;
+        }
     return allocate_general(key, hit, size, desc, stream);
+}
+
+void *Context::allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream)
+{
+    return allocate_with(size, desc, stream, [](const Decision &) {});
+}
+
+void *Context::allocate_traced(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream,
+                               const Decision *&routed)
+{
+    routed = nullptr;
+    return allocate_with(size, desc, stream, [&](const Decision &d) { routed = &d; });
 }
 
 void *Context::allocate_general(const DecisionCache::Key &key, DecisionCache::Hit hit, size_t size,

@@ -42,6 +42,11 @@ public:
     // `stream` non-null: stream-ordered (tidal_alloc_async / tidal_free_async).
     void *allocate(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream = nullptr);
     void release(void *ptr, const pool::StreamHandle *stream = nullptr);
+    // allocate() for a traced call: `routed` gets the cached decision that placed the block when
+    // the pooled route served it (valid until this thread allocates again), else nullptr (then
+    // query() says how it was placed). Spares the trace a registry lookup per allocation.
+    void *allocate_traced(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream,
+                          const Decision *&routed);
     AllocationRecord query(const void *ptr) const;
 
     // Moves a range of managed memory and waits; a counted no-op for other kinds.
@@ -92,6 +97,10 @@ public:
     std::string describe() const;
 
 private:
+    // allocate() and allocate_traced(): `on_routed(decision)` when the pooled route served it.
+    template <typename OnRouted>
+    void *allocate_with(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream,
+                        OnRouted &&on_routed);
     void validate_request(size_t size, const tidal_alloc_desc &desc) const;
     // allocate() and release() past the pooled pair's path, where they count their errors
     // (tidal_stats_json's "errors"): the C boundary does it for every other call, but a test of

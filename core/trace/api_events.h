@@ -1,6 +1,8 @@
 // What capi.cpp hands the trace recorder after each call: one function per shape of call,
-// each building TraceEvents from the caller's own arguments. Out of line and cold, so that a
-// context without a trace pays only the test of its recorder pointer.
+// each filling TraceEvents in the calling thread's ring from the caller's own arguments. Out of
+// line, so that a context without a trace pays only the test of its recorder pointer; cold
+// except for allocations and frees, the calls a traced program makes most (cold code is
+// optimised for size, which kept the ring's few instructions from being inlined).
 #pragma once
 
 #include <cstddef>
@@ -17,17 +19,17 @@ class TraceRecorder;
 struct Placement {
     int32_t kind = 0;
     int32_t device = 0;
-    const char *placed_by = "";
+    const char *placed_by = ""; // owned by the context's policy chain, which outlives the recorder
 };
 
 namespace api_events {
 
-[[gnu::cold]] void alloc(TraceRecorder &r, TraceCall call, size_t size, const tidal_alloc_desc *desc, void *stream,
+[[gnu::noinline]] void alloc(TraceRecorder &r, TraceCall call, size_t size, const tidal_alloc_desc *desc, void *stream,
                          void *result, tidal_status status, const Placement &placed);
 // `ticks`: when the call began (TraceClock::ticks()), for frees: a free must sort before the
 // allocation on another thread that gets the same address back, so it is stamped before it
 // runs (an allocation after it returns).
-[[gnu::cold]] void pointer(TraceRecorder &r, TraceCall call, const void *ptr, void *stream, tidal_status status,
+[[gnu::noinline]] void pointer(TraceRecorder &r, TraceCall call, const void *ptr, void *stream, tidal_status status,
                            uint64_t ticks = 0);
 [[gnu::cold]] void range(TraceRecorder &r, TraceCall call, const void *ptr, size_t size, int32_t device,
                          uint32_t flags, void *stream, tidal_status status);

@@ -1,8 +1,9 @@
 #include "trace/trace_line.h"
 
 #include <cstring>
-#include <iterator>
+#include <algorithm>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "tidal/tidal.h"
@@ -10,21 +11,28 @@
 namespace tidal::trace {
 namespace {
 
-void append_string(std::string &out, const char *s, size_t max)
+char *put_string(char *to, const char *s, size_t max)
 {
-    out += '"';
+    *to++ = '"';
     for (size_t i = 0; i < max && s[i]; ++i) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
         if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
+            *to++ = '\\';
+            *to++ = static_cast<char>(c);
         } else if (c < 0x20) {
-            fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+            to = fmt::format_to(to, FMT_COMPILE("\\u{:04x}"), c);
         } else {
-            out += static_cast<char>(c);
+            *to++ = static_cast<char>(c);
         }
     }
-    out += '"';
+    *to++ = '"';
+    return to;
+}
+
+void append_string(std::string &out, const char *s, size_t max)
+{
+    char text[6 * 64 + 2];
+    out.append(text, put_string(text, s, std::min<size_t>(max, 64)));
 }
 
 const char *kind_name(int32_t kind)
@@ -79,74 +87,88 @@ std::string header_line(const char *runtime, int32_t devices, const char *librar
     return out + fmt::format(",\"devices\":{}}}\n", devices);
 }
 
-std::string end_line(uint64_t events) { return fmt::format("{{\"end\":true,\"events\":{}}}\n", events); }
-
-void append_event_line(const TraceEvent &e, std::string &out)
+std::string end_line(uint64_t events, uint64_t ring_full_waits)
 {
-    auto to = std::back_inserter(out);
-    fmt::format_to(to, "{{\"time_ns\":{},\"thread\":{},\"call\":\"{}\",\"stream\":{},\"args\":{{", e.time_ns, e.thread,
+    if (ring_full_waits == 0)
+        return fmt::format("{{\"end\":true,\"events\":{}}}\n", events);
+    return fmt::format("{{\"end\":true,\"events\":{},\"ring_full_waits\":{}}}\n", events, ring_full_waits);
+}
+
+// The format strings are compiled (FMT_COMPILE): parsed at run time, they cost the writer
+// ~5,500 instructions an event, most of its time.
+char *format_event_line(const TraceEvent &e, uint64_t time_ns, uint32_t thread, char *to)
+{
+    to = fmt::format_to(to, FMT_COMPILE("{{\"time_ns\":{},\"thread\":{},\"call\":\"{}\",\"stream\":{},\"args\":{{"), time_ns, thread,
                    call_name(e.call), e.stream);
     switch (e.call) {
     case TraceCall::alloc:
     case TraceCall::alloc_async:
-        fmt::format_to(to, "\"size\":{},\"kind\":\"{}\",\"device\":{},\"alignment\":{},\"hints\":{},\"tag\":", e.size,
+        to = fmt::format_to(to, FMT_COMPILE("\"size\":{},\"kind\":\"{}\",\"device\":{},\"alignment\":{},\"hints\":{},\"tag\":"), e.size,
                        kind_name(e.kind), e.device, e.aux, e.hints);
-        append_string(out, e.tag, sizeof e.tag);
+        to = put_string(to, e.tag, e.tag_length);
         break;
     case TraceCall::free:
-    case TraceCall::free_async: fmt::format_to(to, "\"ptr\":{}", e.ptr); break;
-    case TraceCall::prefetch: fmt::format_to(to, "\"ptr\":{},\"size\":{},\"device\":{}", e.ptr, e.size, e.device); break;
+    case TraceCall::free_async: to = fmt::format_to(to, FMT_COMPILE("\"ptr\":{}"), e.ptr); break; // first-line fields only
+    case TraceCall::prefetch: to = fmt::format_to(to, FMT_COMPILE("\"ptr\":{},\"size\":{},\"device\":{}"), e.ptr, e.size, e.device); break;
     case TraceCall::advise:
-        fmt::format_to(to, "\"ptr\":{},\"size\":{},\"set\":{},\"unset\":{}", e.ptr, e.size, e.hints, e.flags);
+        to = fmt::format_to(to, FMT_COMPILE("\"ptr\":{},\"size\":{},\"set\":{},\"unset\":{}"), e.ptr, e.size, e.hints, e.flags);
         break;
     case TraceCall::declare:
-        fmt::format_to(to, "\"ptr\":{},\"size\":{},\"device\":{},\"mode\":{},\"flags\":{},\"index\":{},\"count\":{}", e.ptr,
+        to = fmt::format_to(to, FMT_COMPILE("\"ptr\":{},\"size\":{},\"device\":{},\"mode\":{},\"flags\":{},\"index\":{},\"count\":{}"), e.ptr,
                        e.size, e.device, e.hints, e.flags, e.index, e.count);
         break;
-    case TraceCall::budget_set: fmt::format_to(to, "\"device\":{},\"bytes\":{}", e.device, e.size); break;
+    case TraceCall::budget_set: to = fmt::format_to(to, FMT_COMPILE("\"device\":{},\"bytes\":{}"), e.device, e.size); break;
     case TraceCall::copy:
-    case TraceCall::copy_async: fmt::format_to(to, "\"dst\":{},\"src\":{},\"size\":{}", e.ptr, e.ptr2, e.size); break;
+    case TraceCall::copy_async: to = fmt::format_to(to, FMT_COMPILE("\"dst\":{},\"src\":{},\"size\":{}"), e.ptr, e.ptr2, e.size); break;
     case TraceCall::copy_batch:
-        fmt::format_to(to, "\"dst\":{},\"src\":{},\"size\":{},\"index\":{},\"count\":{}", e.ptr, e.ptr2, e.size, e.index,
+        to = fmt::format_to(to, FMT_COMPILE("\"dst\":{},\"src\":{},\"size\":{},\"index\":{},\"count\":{}"), e.ptr, e.ptr2, e.size, e.index,
                        e.count);
         break;
-    case TraceCall::stream_create: fmt::format_to(to, "\"device\":{}", e.device); break;
+    case TraceCall::stream_create: to = fmt::format_to(to, FMT_COMPILE("\"device\":{}"), e.device); break;
     case TraceCall::stream_destroy:
     case TraceCall::stream_synchronize: break;
     case TraceCall::check_run:
-        fmt::format_to(to, "\"kind\":\"{}\",\"device\":{},\"target\":{},\"source\":{},\"size\":{},\"seed\":{}",
+        to = fmt::format_to(to, FMT_COMPILE("\"kind\":\"{}\",\"device\":{},\"target\":{},\"source\":{},\"size\":{},\"seed\":{}"),
                        check_name(e.kind), e.device, e.ptr, e.ptr2, e.size, e.aux);
         break;
     case TraceCall::offload:
     case TraceCall::restore:
-        out += "\"glob\":";
-        append_string(out, e.tag, sizeof e.tag);
-        fmt::format_to(to, ",\"flags\":{}", e.flags);
+        to = fmt::format_to(to, FMT_COMPILE("\"glob\":"));
+        to = put_string(to, e.tag, e.tag_length);
+        to = fmt::format_to(to, FMT_COMPILE(",\"flags\":{}"), e.flags);
         break;
     case TraceCall::offload_range:
     case TraceCall::restore_range:
-        fmt::format_to(to, "\"ptr\":{},\"size\":{},\"flags\":{}", e.ptr, e.size, e.flags);
+        to = fmt::format_to(to, FMT_COMPILE("\"ptr\":{},\"size\":{},\"flags\":{}"), e.ptr, e.size, e.flags);
         break;
     case TraceCall::pool_trim: break;
     }
-    fmt::format_to(to, "}},\"result\":\"{}\"", tidal_status_name(static_cast<tidal_status>(e.status)));
+    to = fmt::format_to(to, FMT_COMPILE("}},\"result\":\"{}\""), tidal_status_name(static_cast<tidal_status>(e.status)));
     switch (e.call) {
     case TraceCall::alloc:
     case TraceCall::alloc_async:
-        fmt::format_to(to, ",\"ptr\":{}", e.ptr);
+        to = fmt::format_to(to, FMT_COMPILE(",\"ptr\":{}"), e.ptr);
         if (e.status == TIDAL_OK) {
-            fmt::format_to(to, ",\"decision\":{{\"kind\":\"{}\",\"device\":{},\"policy\":", kind_name(e.placed_kind),
+            to = fmt::format_to(to, FMT_COMPILE(",\"decision\":{{\"kind\":\"{}\",\"device\":{},\"policy\":"), kind_name(e.placed_kind),
                            e.placed_device);
-            append_string(out, e.placed_by, sizeof e.placed_by);
-            out += '}';
+            to = put_string(to, e.placed_by, 31);
+            *to++ = '}';
         }
         break;
-    case TraceCall::stream_create: fmt::format_to(to, ",\"new_stream\":{}", e.ptr); break;
-    case TraceCall::check_run: fmt::format_to(to, ",\"elapsed_s\":{}", e.seconds); break;
-    case TraceCall::pool_trim: fmt::format_to(to, ",\"released\":{}", e.aux); break;
+    case TraceCall::stream_create: to = fmt::format_to(to, FMT_COMPILE(",\"new_stream\":{}"), e.ptr); break;
+    case TraceCall::check_run: to = fmt::format_to(to, FMT_COMPILE(",\"elapsed_s\":{}"), e.seconds); break;
+    case TraceCall::pool_trim: to = fmt::format_to(to, FMT_COMPILE(",\"released\":{}"), e.aux); break;
     default: break;
     }
-    out += "}\n";
+    *to++ = '}';
+    *to++ = '\n';
+    return to;
+}
+
+void append_event_line(const TraceEvent &e, uint64_t time_ns, uint32_t thread, std::string &out)
+{
+    char line[kMaxEventLine];
+    out.append(line, format_event_line(e, time_ns, thread, line));
 }
 
 } // namespace tidal::trace

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
+#include "log/logger.h"
 #include "status/error.h"
 #include "tidal/tidal.h"
 #include "trace/trace_line.h"
@@ -12,14 +15,6 @@ namespace tidal::trace {
 namespace {
 
 std::atomic<uint64_t> next_recorder_id{1};
-
-// The ring this thread last used, and whose recorder it belongs to. One slot: a thread that
-// alternates between two traced contexts pays a lookup under the recorder's lock each switch.
-struct ThreadRing {
-    uint64_t recorder = 0;
-    TraceRing *ring = nullptr;
-};
-thread_local ThreadRing this_thread_ring;
 
 constexpr size_t kFlushBytes = size_t{1} << 20;
 
@@ -34,7 +29,7 @@ TraceRecorder::TraceRecorder(const std::filesystem::path &file, const std::strin
                     where + ": cannot create the trace file \"" + file.string() + "\": " + std::strerror(errno),
                     "name a file in a folder that exists and that you may write");
     std::setvbuf(file_, nullptr, _IOFBF, kFlushBytes);
-    text_.reserve(kFlushBytes + 4096);
+    text_.reset(new char[kFlushBytes + kMaxEventLine]);
 }
 
 TraceRecorder::~TraceRecorder()
@@ -47,7 +42,15 @@ TraceRecorder::~TraceRecorder()
         return;
     }
     drain();
-    const std::string end = end_line(events_);
+    uint64_t waits = 0;
+    for (const auto &ring : rings_)
+        waits += ring->waits();
+    // Said in the trace and in the log: a trace that slowed its program should not pass unseen.
+    if (waits > 0)
+        log_warn(fmt::format("trace: {} of {} events found their thread's ring full ({} events) and waited for the "
+                             "writer; none was lost, but those calls were slowed",
+                             waits, events_, TraceRing::kCapacity));
+    const std::string end = end_line(events_, waits);
     std::fwrite(end.data(), 1, end.size(), file_);
     std::fclose(file_);
 }
@@ -60,14 +63,6 @@ void TraceRecorder::write_header(const char *runtime, int32_t devices)
     writer_ = std::thread([this] { writer_loop(); });
 }
 
-TraceRing &TraceRecorder::ring_of_this_thread() noexcept
-{
-    ThreadRing &mine = this_thread_ring;
-    if (mine.recorder == id_) [[likely]]
-        return *mine.ring;
-    return add_ring();
-}
-
 TraceRing &TraceRecorder::add_ring() noexcept
 {
     // A thread seen before by this recorder (it switched contexts) gets its ring back.
@@ -75,13 +70,13 @@ TraceRing &TraceRecorder::add_ring() noexcept
     static thread_local std::vector<std::pair<uint64_t, TraceRing *>> known;
     for (auto &[id, ring] : known)
         if (id == id_) {
-            this_thread_ring = {id_, ring};
+            this_thread_ = {id_, ring};
             return *ring;
         }
     rings_.push_back(std::make_unique<TraceRing>(static_cast<uint32_t>(rings_.size())));
     TraceRing *ring = rings_.back().get();
     known.emplace_back(id_, ring);
-    this_thread_ring = {id_, ring};
+    this_thread_ = {id_, ring};
     return *ring;
 }
 
@@ -91,19 +86,18 @@ size_t TraceRecorder::drain()
     std::lock_guard lock(rings_mutex_);
     clock_.recalibrate();
     for (auto &ring : rings_)
-        n += ring->drain([&](const TraceEvent &in) {
+        n += ring->drain([&](const TraceEvent &e) {
             // A thread's events keep their order whatever the recalibration did in between.
-            TraceEvent e = in;
-            e.time_ns = std::max(clock_.nanoseconds(in.time_ns), ring->last_ns);
-            ring->last_ns = e.time_ns;
-            append_event_line(e, text_);
-            if (text_.size() >= kFlushBytes) {
-                std::fwrite(text_.data(), 1, text_.size(), file_);
-                text_.clear();
+            ring->last_ns = std::max(clock_.nanoseconds(e.time_ns), ring->last_ns);
+            text_used_ = static_cast<size_t>(
+                format_event_line(e, ring->last_ns, ring->thread(), text_.get() + text_used_) - text_.get());
+            if (text_used_ >= kFlushBytes) {
+                std::fwrite(text_.get(), 1, text_used_, file_);
+                text_used_ = 0;
             }
         });
-    std::fwrite(text_.data(), 1, text_.size(), file_);
-    text_.clear();
+    std::fwrite(text_.get(), 1, text_used_, file_);
+    text_used_ = 0;
     events_ += n;
     return n;
 }

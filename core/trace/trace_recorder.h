@@ -1,5 +1,5 @@
 // TIDAL_TRACE / [telemetry] trace: records every API event of one context as JSON lines.
-// A calling thread copies a fixed-size TraceEvent into its own lock-free ring (TraceRing);
+// A calling thread fills a fixed-size TraceEvent in place in its own lock-free ring (TraceRing);
 // a writer thread drains the rings every millisecond, formats the lines and writes them in
 // large blocks, so the caller never formats, allocates or waits on the file.
 #pragma once
@@ -33,30 +33,41 @@ public:
     // The first line; called once, before any event, when the context is up.
     void write_header(const char *runtime, int32_t devices);
 
-    // Fills the time (unless the caller took it already) and the thread, and queues the event
-    // on the calling thread's ring.
-    void record(TraceEvent &e) noexcept
+    // The calling thread's ring: claim() an event there, fill it, commit() it. The ring is the
+    // thread's own, so nothing here locks or waits (unless the ring is full: TraceRing).
+    TraceRing &ring() noexcept
     {
-        if (e.time_ns == 0)
-            e.time_ns = TraceClock::ticks(); // made nanoseconds by the writer
-        TraceRing &ring = ring_of_this_thread();
-        e.thread = ring.thread();
-        ring.push(e);
+        // One slot per thread: a thread that alternates between two traced contexts pays a
+        // lookup under the recorder's lock each switch.
+        if (this_thread_.recorder == id_) [[likely]]
+            return *this_thread_.ring;
+        return add_ring();
     }
 
 private:
-    TraceRing &ring_of_this_thread() noexcept;
-    TraceRing &add_ring() noexcept;
+    // The ring this thread last used, and whose recorder it belongs to (zero: none).
+    struct ThreadRing {
+        uint64_t recorder;
+        TraceRing *ring;
+    };
+    // constinit: no dynamic initialisation, so other files reach it without a TLS wrapper call.
+    static constinit inline thread_local ThreadRing this_thread_{};
+
+    [[gnu::noinline, gnu::cold]] TraceRing &add_ring() noexcept;
     void writer_loop();
     // Drains every ring into the file; returns the events written.
     size_t drain();
 
-    std::FILE *file_ = nullptr;
+    // This recorder's number: a thread's cached ring is this recorder's only if it matches. Read
+    // by every calling thread on every event, so on a cache line of its own: the writer's lock
+    // and clock, written at every drain, would otherwise make each of those reads a miss.
+    alignas(64) const uint64_t id_;
+    alignas(64) std::FILE *file_ = nullptr;
     TraceClock clock_;
-    uint64_t id_; // this recorder's number: a thread's cached ring is this recorder's only if it matches
     std::mutex rings_mutex_;          // guards rings_ (new threads, the writer's walk)
     std::vector<std::unique_ptr<TraceRing>> rings_;
-    std::string text_;                // the writer's formatting buffer
+    std::unique_ptr<char[]> text_;    // the writer's formatting buffer: kFlushBytes + one line
+    size_t text_used_ = 0;
     uint64_t events_ = 0;
     bool header_written_ = false;
     std::atomic<bool> stop_{false};

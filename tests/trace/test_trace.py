@@ -143,6 +143,33 @@ with open(threads) as f:
     lines = [json.loads(l) for l in f]
 expect({l["thread"] for l in lines if "call" in l} == {0, 1, 2, 3, 4}, "threads: five threads recorded", None)
 
+# ---- ordered: 4 threads x 25000 pooled pairs back to back. Every event reaches the file exactly
+# once and in its thread's order (sizes cycle 256 * (1 + i % 7); each free follows its alloc and
+# names its pointer), times never go back within a thread, and the end record counts them all.
+ordered = record("ordered")
+with open(ordered) as f:
+    lines = [json.loads(l) for l in f]
+by_thread = {}
+for l in lines[1:-1]:
+    by_thread.setdefault(l["thread"], []).append(l)
+problems = []
+for thread, events in sorted(by_thread.items()):
+    if len(events) != 2 * 25000:
+        problems.append(f"thread {thread}: {len(events)} events, not 50000")
+    for i in range(0, len(events) - 1, 2):
+        a, f_ = events[i], events[i + 1]
+        if (a["call"], f_["call"]) != ("alloc", "free") or a["args"]["size"] != 256 * (1 + (i // 2) % 7) or \
+                f_["args"]["ptr"] != a["ptr"] or a["result"] != "TIDAL_OK" or f_["result"] != "TIDAL_OK":
+            problems.append(f"thread {thread}: pair {i // 2} is {a['call']} {a['args']} / {f_['call']} {f_['args']}")
+            break
+    times = [e["time_ns"] for e in events]
+    if times != sorted(times):
+        problems.append(f"thread {thread}: time goes back")
+end = lines[-1]
+expect(len(by_thread) == 4 and not problems and end.get("end") and end.get("events") == 4 * 2 * 25000,
+       f"ordered: 4 threads' 200000 events, each once and in order (end {end}; {problems[:3]})")
+print(f"ordered: the end record {end}")
+
 # ---- [telemetry] trace in a configuration file, relative to the file's folder.
 cfg = write("traced.toml", 'runtime = "sim"\n[telemetry]\ntrace = "from-config.jsonl"\n')
 r = run([TOOL, "probe", "--config", cfg])

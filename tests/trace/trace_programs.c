@@ -10,6 +10,9 @@
  *   replay-pair   a mixed workload for comparing two configurations (tags for the rules policy)
  *   threads       4 threads allocating and freeing at once (addresses reused across threads),
  *                 each with a 2-entry declaration and a 3-item batch: every thread's ring
+ *   ordered       4 threads x 25000 pooled pairs back to back, the size of pair i 256 * (1 + i % 7):
+ *                 more than a ring holds, so that threads wait for the writer; every event must
+ *                 reach the file once, in its thread's order
  * Usage: trace_programs SCENARIO */
 #include <pthread.h>
 #include <stdio.h>
@@ -65,20 +68,26 @@ struct worker {
     int rc;
 };
 
+/* n pooled device pairs back to back, pair i of 256 * (1 + i % period) bytes; 1 when one fails. */
+static int pairs(tidal_context *ctx, const char *tag, int n, int period)
+{
+    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+    d.kind = TIDAL_KIND_DEVICE;
+    d.tag = tag;
+    for (int i = 0; i < n; ++i) {
+        void *p = NULL;
+        if (failed(tidal_alloc(ctx, 256 * (size_t)(1 + i % period), &d, &p), "tidal_alloc") ||
+            failed(tidal_free(ctx, p), "tidal_free"))
+            return 1;
+    }
+    return 0;
+}
+
 static void *work(void *arg)
 {
     struct worker *w = arg;
-    tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
-    d.kind = TIDAL_KIND_DEVICE;
-    d.tag = "per-thread";
-    for (int i = 0; i < kThreadPairs; ++i) {
-        void *p = NULL;
-        if (failed(tidal_alloc(w->ctx, 256 + (size_t)(i % 4) * 256, &d, &p), "tidal_alloc") ||
-            failed(tidal_free(w->ctx, p), "tidal_free")) {
-            w->rc = 1;
-            return NULL;
-        }
-    }
+    if ((w->rc = pairs(w->ctx, "per-thread", kThreadPairs, 4)))
+        return NULL;
     tidal_access a[2] = {TIDAL_ACCESS_INIT, TIDAL_ACCESS_INIT};
     a[0].ptr = w->shared;
     a[0].size = MiB;
@@ -93,6 +102,15 @@ static void *work(void *arg)
     }
     w->rc = !x || failed(tidal_declare(w->ctx, NULL, a, 2, 0), "tidal_declare") ||
             failed(tidal_copy_batch(w->ctx, items, 3, NULL), "tidal_copy_batch") || failed(tidal_free(w->ctx, x), "tidal_free");
+    return NULL;
+}
+
+enum { kOrderedPairs = 25000 };
+
+static void *work_ordered(void *arg)
+{
+    struct worker *w = arg;
+    w->rc = pairs(w->ctx, "ordered", kOrderedPairs, 7);
     return NULL;
 }
 
@@ -152,6 +170,20 @@ static int run(tidal_context *ctx, const char *scenario)
             rc |= w[i].rc;
         }
         return rc || failed(tidal_free(ctx, shared), "tidal_free");
+    }
+    if (!strcmp(scenario, "ordered")) {
+        pthread_t t[kThreads];
+        struct worker w[kThreads];
+        int rc = 0;
+        for (int i = 0; i < kThreads; ++i) {
+            w[i] = (struct worker){ctx, NULL, 0};
+            pthread_create(&t[i], NULL, work_ordered, &w[i]);
+        }
+        for (int i = 0; i < kThreads; ++i) {
+            pthread_join(t[i], NULL);
+            rc |= w[i].rc;
+        }
+        return rc;
     }
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;

@@ -4,7 +4,8 @@
 // between bursts in which the writer thread empties the ring -- the case the trace is made
 // for: calls between work, not a loop of nothing but calls. The median ns per pair of each,
 // and the difference. Then, separately, how many events per second the writer sustains when
-// the program does nothing but call (the rate beyond which a thread waits for it).
+// the program does nothing but call (the rate beyond which a thread waits for it), and how many
+// events waited (the trace's end record says).
 //
 //   trace-cost [--runtime sim|cuda|hip|auto] [--size BYTES] [--rounds N] [--json]
 //
@@ -111,9 +112,16 @@ int main(int argc, char **argv)
     tidal_context_destroy(plain);
     std::FILE *f = std::fopen(trace.c_str(), "r");
     long bytes = 0;
+    unsigned long long waits = 0; // the end record's "ring_full_waits": events that waited for the writer
     if (f) {
         std::fseek(f, 0, SEEK_END);
         bytes = std::ftell(f);
+        char end[256] = {};
+        std::fseek(f, std::max(0L, bytes - static_cast<long>(sizeof end) + 1), SEEK_SET);
+        const size_t n = std::fread(end, 1, sizeof end - 1, f);
+        end[n] = '\0';
+        if (const char *w = std::strstr(end, "\"ring_full_waits\":"))
+            waits = std::strtoull(w + std::strlen("\"ring_full_waits\":"), nullptr, 10);
         std::fclose(f);
     }
     std::remove(trace.c_str());
@@ -123,9 +131,9 @@ int main(int argc, char **argv)
     if (o.json) {
         std::printf("{\"runtime\":\"%s\",\"size\":%zu,\"rounds\":%d,\"burst_pairs\":%d,\"ns_per_pair_untraced\":%.1f,"
                     "\"ns_per_pair_traced\":%.1f,\"ns_added_per_pair\":%.1f,\"sustained_events_per_s\":%.0f,"
-                    "\"trace_bytes_per_event\":%.0f}\n",
+                    "\"trace_bytes_per_event\":%.0f,\"ring_full_waits\":%llu}\n",
                     o.runtime.c_str(), o.size, o.rounds, kBurst, m_off, m_on, m_on - m_off, events_per_s,
-                    events ? static_cast<double>(bytes) / events : 0.0);
+                    events ? static_cast<double>(bytes) / events : 0.0, waits);
     } else {
         std::printf("pooled %zu-byte device pairs on %s, median of %d bursts of %d pairs\n", o.size, o.runtime.c_str(),
                     o.rounds, kBurst);
@@ -134,6 +142,7 @@ int main(int argc, char **argv)
                     m_off, m_on, m_on - m_off);
         std::printf("writer, calls back to back: %.2e events/s sustained (%.0f bytes of trace per event)\n",
                     events_per_s, events ? static_cast<double>(bytes) / events : 0.0);
+        std::printf("events that found their ring full and waited for the writer: %llu\n", waits);
     }
     return 0;
 }
