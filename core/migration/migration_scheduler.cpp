@@ -147,18 +147,48 @@ void MigrationScheduler::reap_closing(bool wait_oldest)
 
 void MigrationScheduler::close_phase(void *stream, StreamPhases &phases, int32_t device)
 {
-    if (!phases.current.empty()) {
-        void *event = events_.acquire(device);
-        try {
-            runtime_.event_record(event, stream, "recording the end of a stream's phase");
-            phases.closing.push_back(Closing{event, device, std::move(phases.current)});
-        } catch (...) {
-            events_.release(device, event);
-            throw;
-        }
-    }
+    phases.ending = std::move(phases.current);
+    phases.current.clear();
+    phases.ending_device = device;
+    close_ending(stream, phases); // on a failure the units are current again, and nothing moved
     phases.current = std::move(phases.lookahead);
     phases.lookahead.clear();
+}
+
+void MigrationScheduler::close_ending(void *stream, StreamPhases &phases)
+{
+    if (phases.ending.empty())
+        return;
+    const int32_t device = phases.ending_device;
+    void *event = nullptr;
+    try {
+        event = events_.acquire(device);
+        runtime_.event_record(event, stream, "recording the end of a stream's phase");
+    } catch (...) {
+        if (event)
+            events_.release(device, event);
+        phases.current.insert(phases.current.end(), phases.ending.begin(), phases.ending.end());
+        phases.ending.clear();
+        throw;
+    }
+    phases.closing.push_back(Closing{event, device, std::move(phases.ending)});
+    phases.ending.clear();
+}
+
+bool MigrationScheduler::holds_all(const std::vector<UnitRef> &held, const std::vector<UnitRef> &ended)
+{
+    auto same = [](const UnitRef &a, const UnitRef &b) { return a.start == b.start && a.id == b.id; };
+    if (std::equal(ended.begin(), ended.end(), held.begin(), held.end(), same))
+        return true; // the same ranges declared again, in the same order: the common case
+    auto before = [](const UnitRef &a, const UnitRef &b) { return a.start != b.start ? a.start < b.start : a.id < b.id; };
+    std::vector<UnitRef> h(held), e;
+    e.reserve(ended.size());
+    for (const UnitRef &r : ended)
+        if (find(r)) // a unit gone since (its allocation freed) needs nothing
+            e.push_back(r);
+    std::sort(h.begin(), h.end(), before);
+    std::sort(e.begin(), e.end(), before);
+    return std::includes(h.begin(), h.end(), e.begin(), e.end(), before);
 }
 
 MigrationPlanner::Residency MigrationScheduler::residency() const
@@ -213,6 +243,7 @@ void MigrationScheduler::split_unit(std::map<uintptr_t, Unit>::iterator it, uint
         rename(phases.lookahead);
         for (Closing &c : phases.closing)
             rename(c.units);
+        rename(phases.ending);
     }
     units_.emplace(at, std::move(right));
     tracked_.store(units_.size(), std::memory_order_relaxed);
@@ -358,8 +389,10 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
         const EvictionPlan room = planner_.make_room(d, ds.budget, resident, plan.incoming, keep, candidates, clock_);
         if (room.short_of_candidates()) {
             bool any_closing = false;
-            for (auto &[stream, phases] : phases_)
+            for (auto &[stream, phases] : phases_) {
+                close_ending(stream, phases); // the phase this declaration ends: its work may be done
                 any_closing = any_closing || !phases.closing.empty();
+            }
             if (any_closing) {
                 reap_closing(true); // wait for finished work to unprotect its ranges, then retry
                 continue;
@@ -753,31 +786,53 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     Call call(*this);
     StreamPhases &phases = phases_[stream];
     if (!lookahead) {
-        int32_t event_device = 0;
+        // The current phase ends here. Its event is recorded just before publishing (nothing
+        // reaches the caller's stream before that, so it marks the same point of the stream),
+        // or not at all when the new phase holds every unit of the old one (below).
+        phases.ending_device = 0;
         for (const DeclaredRange &r : ranges)
             if (r.device >= 0) {
-                event_device = r.device;
+                phases.ending_device = r.device;
                 break;
             }
-        close_phase(stream, phases, event_device);
+        phases.ending = std::move(phases.current);
+        phases.current = std::move(phases.lookahead);
+        phases.lookahead.clear();
     }
-    std::vector<std::shared_ptr<Batch>> waits = bring_home(ranges);
-    cut_units(ranges);
-    DeclarationPlan planned = plan(ranges, lookahead);
-    // Every device's budget holds for all of it before anything moves.
-    for (const DevicePlan &p : planned.devices)
-        make_room(p);
-    std::vector<UnitRef> &held = lookahead ? phases.lookahead : phases.current;
-    for (DevicePlan &p : planned.devices) {
-        for (auto &b : queue(p, lookahead))
-            if (std::find(waits.begin(), waits.end(), b) == waits.end())
-                waits.push_back(b);
-        for (const Need &n : p.needs) {
-            Unit &u = units_.at(n.start);
-            ++u.protect;
-            held.push_back(UnitRef{n.start, u.id});
+    std::vector<std::shared_ptr<Batch>> waits;
+    try {
+        waits = bring_home(ranges);
+        cut_units(ranges);
+        DeclarationPlan planned = plan(ranges, lookahead);
+        // Every device's budget holds for all of it before anything moves.
+        for (const DevicePlan &p : planned.devices)
+            make_room(p);
+        std::vector<UnitRef> &held = lookahead ? phases.lookahead : phases.current;
+        for (DevicePlan &p : planned.devices) {
+            for (auto &b : queue(p, lookahead))
+                if (std::find(waits.begin(), waits.end(), b) == waits.end())
+                    waits.push_back(b);
+            for (const Need &n : p.needs) {
+                Unit &u = units_.at(n.start);
+                ++u.protect;
+                held.push_back(UnitRef{n.start, u.id});
+            }
         }
+    } catch (...) {
+        try {
+            close_ending(stream, phases);
+        } catch (...) { // the declaration's own error is the one to report; the units stay current
+        }
+        throw;
     }
+    // The same buffers declared step after step: the new phase protects them until its own end,
+    // later in the stream, so the old phase needs no event (two runtime calls per declaration,
+    // the record now and a query at a later one: microseconds each on a GPU runtime).
+    if (!phases.ending.empty() && holds_all(phases.current, phases.ending)) {
+        unprotect(phases.ending);
+        phases.ending.clear();
+    }
+    close_ending(stream, phases);
     publish(stream, waits, lookahead);
 }
 
