@@ -800,6 +800,7 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
         phases.lookahead.clear();
     }
     std::vector<std::shared_ptr<Batch>> waits;
+    std::vector<Unit *> protected_now; // the units this call protected, in the order of `held`
     try {
         waits = bring_home(ranges);
         cut_units(ranges);
@@ -816,6 +817,7 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
                 Unit &u = units_.at(n.start);
                 ++u.protect;
                 held.push_back(UnitRef{n.start, u.id});
+                protected_now.push_back(&u);
             }
         }
     } catch (...) {
@@ -829,7 +831,11 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     // later in the stream, so the old phase needs no event (two runtime calls per declaration,
     // the record now and a query at a later one: microseconds each on a GPU runtime).
     if (!phases.ending.empty() && holds_all(phases.current, phases.ending)) {
-        unprotect(phases.ending);
+        if (phases.ending.size() == protected_now.size() && phases.current.size() == protected_now.size())
+            for (Unit *u : protected_now) // the same units, in order: no map walk to find them
+                --u->protect;
+        else
+            unprotect(phases.ending);
         phases.ending.clear();
     }
     close_ending(stream, phases);
