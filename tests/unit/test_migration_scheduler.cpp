@@ -258,3 +258,38 @@ TEST_CASE("migration scheduler: declaring the same ranges again ends the old pha
     rig.runtime->free(TIDAL_KIND_MANAGED, 0, a.raw, a.raw_size);
     rig.runtime->free(TIDAL_KIND_MANAGED, 0, b.raw, b.raw_size);
 }
+
+TEST_CASE("migration scheduler: windows declared out of order, with tracked units between them, are cut where their devices differ")
+{
+    Settings settings = ConfigLoader::from_string("runtime = \"sim\"\n[sim]\ndevices = 2\n[migration]\nchunk_size = \"2MiB\"\n");
+    std::unique_ptr<Runtime> runtime = gated_runtime(settings);
+    EventPool events{*runtime};
+    System system{*runtime};
+    PolicyChain chain{settings, &system.system};
+    constexpr size_t kCount = 24;
+    std::vector<AllocationRecord> owners;
+    for (size_t i = 0; i < kCount; ++i)
+        owners.push_back(managed(*runtime, 2 * kMiB));
+    {
+        MigrationScheduler scheduler(*runtime, events, chain, &system.system, settings.migration, false);
+        std::vector<DeclaredRange> whole;
+        for (const AllocationRecord &o : owners)
+            whole.push_back(range(o, 0, 2 * kMiB, 0));
+        scheduler.declare(nullptr, whole, false); // one unit per window, all on device 0
+        // Halves of some windows to device 1: neighbours, gaps of one and of more than a short
+        // walk (tracked units between), named in an order that is not the addresses'.
+        const std::vector<size_t> picked = {17, 3, 4, 23, 5, 11, 0, 12};
+        std::vector<DeclaredRange> halves;
+        for (size_t i : picked) {
+            halves.push_back(range(owners[i], 0, kMiB, 0));
+            halves.push_back(range(owners[i], kMiB, kMiB, 1));
+        }
+        scheduler.declare(nullptr, halves, false);
+        CHECK(scheduler.resident_now(1) == picked.size() * kMiB);
+        CHECK(scheduler.resident_now(0) == kCount * 2 * kMiB - picked.size() * kMiB);
+        for (const AllocationRecord &o : owners)
+            scheduler.forget(o);
+    }
+    for (const AllocationRecord &o : owners)
+        runtime->free(TIDAL_KIND_MANAGED, 0, o.raw, o.raw_size);
+}
