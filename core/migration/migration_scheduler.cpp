@@ -177,9 +177,6 @@ void MigrationScheduler::close_ending(void *stream, StreamPhases &phases)
 
 bool MigrationScheduler::holds_all(const std::vector<UnitRef> &held, const std::vector<UnitRef> &ended)
 {
-    auto same = [](const UnitRef &a, const UnitRef &b) { return a.start == b.start && a.id == b.id; };
-    if (std::equal(ended.begin(), ended.end(), held.begin(), held.end(), same))
-        return true; // the same ranges declared again, in the same order: the common case
     auto before = [](const UnitRef &a, const UnitRef &b) { return a.start != b.start ? a.start < b.start : a.id < b.id; };
     std::vector<UnitRef> h(held), e;
     e.reserve(ended.size());
@@ -853,13 +850,17 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     // The same buffers declared step after step: the new phase protects them until its own end,
     // later in the stream, so the old phase needs no event (two runtime calls per declaration,
     // the record now and a query at a later one: microseconds each on a GPU runtime).
-    if (!phases.ending.empty() && holds_all(phases.current, phases.ending)) {
-        if (phases.ending.size() == protected_now.size() && phases.current.size() == protected_now.size())
-            for (Unit *u : protected_now) // the same units, in order: no map walk to find them
+    if (!phases.ending.empty()) {
+        auto same = [](const UnitRef &a, const UnitRef &b) { return a.start == b.start && a.id == b.id; };
+        if (phases.current.size() == protected_now.size() &&
+            std::equal(phases.ending.begin(), phases.ending.end(), phases.current.begin(), phases.current.end(), same)) {
+            for (Unit *u : protected_now) // the units this call protected, in order: no map search for them
                 --u->protect;
-        else
+            phases.ending.clear();
+        } else if (holds_all(phases.current, phases.ending)) {
             unprotect(phases.ending);
-        phases.ending.clear();
+            phases.ending.clear();
+        }
     }
     close_ending(stream, phases);
     publish(stream, waits, lookahead);

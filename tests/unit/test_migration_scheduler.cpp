@@ -293,3 +293,28 @@ TEST_CASE("migration scheduler: windows declared out of order, with tracked unit
     for (const AllocationRecord &o : owners)
         runtime->free(TIDAL_KIND_MANAGED, 0, o.raw, o.raw_size);
 }
+
+TEST_CASE("migration scheduler: a unit freed since the last declaration does not stand in for a new one")
+{
+    Rig rig;
+    AllocationRecord a = managed(*rig.runtime, 2 * kMiB), b = managed(*rig.runtime, 2 * kMiB),
+                     c = managed(*rig.runtime, 2 * kMiB), d = managed(*rig.runtime, 2 * kMiB);
+    {
+        MigrationScheduler scheduler(*rig.runtime, rig.events, rig.chain, &rig.system.system, rig.settings.migration, false);
+        scheduler.declare(nullptr, {range(a, 0, 2 * kMiB, 0), range(b, 0, 2 * kMiB, 0)}, false);
+        scheduler.forget(b); // freed by the program
+        // As many units as the phase it ends, one of them new: the old phase's units are not
+        // this one's, and c must stay protected with a.
+        scheduler.declare(nullptr, {range(a, 0, 2 * kMiB, 0), range(c, 0, 2 * kMiB, 0)}, false);
+        scheduler.set_budget(0, 4 * kMiB);
+        void *other = rig.runtime->stream_create(0);
+        CHECK_THROWS_AS(scheduler.declare(other, {range(d, 0, 2 * kMiB, 0)}, false), Error);
+        CHECK(scheduler.stats(0).evicted_bytes == 0);
+        scheduler.end_stream(other);
+        rig.runtime->stream_destroy(other);
+        for (const AllocationRecord *o : {&a, &c, &d})
+            scheduler.forget(*o);
+    }
+    for (const AllocationRecord *o : {&a, &b, &c, &d})
+        rig.runtime->free(TIDAL_KIND_MANAGED, 0, o->raw, o->raw_size);
+}
