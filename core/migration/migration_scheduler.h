@@ -132,6 +132,10 @@ private:
         std::vector<UnitRef> current;
         std::vector<UnitRef> lookahead;
         std::deque<Closing> closing; // oldest first
+        // The phase a plain declaration in progress ends, until just before it publishes:
+        // dropped then when the new phase holds all its units, else closed with an event.
+        std::vector<UnitRef> ending;
+        int32_t ending_device = 0;
     };
     // A runtime call for a worker, with the memory it touches (none: {0, 0}), so that an
     // explicit prefetch waits only for the calls on its range.
@@ -185,6 +189,11 @@ private:
     void unprotect(const std::vector<UnitRef> &units) noexcept;
     void reap_closing(bool wait_oldest);
     void close_phase(void *stream, StreamPhases &phases, int32_t device);
+    // Records the event that ends phases.ending and hands its units to the closing list. On a
+    // failure they go back to the current phase (closed at the stream's next declaration).
+    void close_ending(void *stream, StreamPhases &phases);
+    // Whether every unit of `ended` that still exists is held by `held` too.
+    bool holds_all(const std::vector<UnitRef> &held, const std::vector<UnitRef> &ended);
     // Closes the stream's current phase (if it has one), with its event on the device of its first unit.
     void close_current(void *stream);
     // The steps of a declaration (see the top of this file).

@@ -11,6 +11,7 @@
 #include "migration/migration_scheduler.h"
 #include "runtime/sim/sim_module.h"
 #include "runtime/sim/sim_runtime.h"
+#include "status/error.h"
 
 using namespace tidal;
 using namespace tidal::test;
@@ -211,4 +212,109 @@ TEST_CASE("migration scheduler: back-to-back lookahead declarations join the pre
         REQUIRE(static_cast<unsigned char *>(owner.base)[i] == static_cast<unsigned char>(i * 7));
     rig.runtime->free(TIDAL_KIND_MANAGED, 0, owner.raw, owner.raw_size);
     rig.runtime->free(TIDAL_KIND_MANAGED, 0, busy.raw, busy.raw_size);
+}
+
+TEST_CASE("migration scheduler: declaring the same ranges again ends the old phase without an event, and keeps them protected")
+{
+    Rig rig;
+    sim::SimRuntime *sim = last_sim;
+    AllocationRecord a = managed(*rig.runtime, 4 * kMiB), b = managed(*rig.runtime, 2 * kMiB);
+    {
+        MigrationScheduler scheduler(*rig.runtime, rig.events, rig.chain, &rig.system.system, rig.settings.migration, false);
+        const std::vector<DeclaredRange> step = {range(a, 0, 2 * kMiB, 0), range(a, 2 * kMiB, 2 * kMiB, 0)};
+        scheduler.declare(nullptr, step, false); // moves a: the migration's own event
+        scheduler.declare(nullptr, step, false); // which this one finds complete (a query, once)
+        const uint64_t records = sim->calls(sim::Operation::event_record);
+        const uint64_t queries = sim->calls(sim::Operation::event_query);
+        for (int i = 0; i < 5; ++i)
+            scheduler.declare(nullptr, step, false);
+        // A training loop's steps: no runtime call at all once its buffers are resident (on a GPU
+        // runtime each phase's event record and later query cost microseconds).
+        CHECK(sim->calls(sim::Operation::event_record) == records);
+        CHECK(sim->calls(sim::Operation::event_query) == queries);
+        // In another order, or a superset: the old phase's units are all held again.
+        scheduler.declare(nullptr, {step[1], step[0]}, false);
+        scheduler.declare(nullptr, {step[0], step[1], range(b, 0, 2 * kMiB, 0)}, false);
+        const uint64_t moved = sim->calls(sim::Operation::event_record) - records; // b's migration
+        CHECK(moved == 1);
+        // Still protected: a budget of what is resident leaves nothing to evict for another stream.
+        scheduler.set_budget(0, 6 * kMiB);
+        AllocationRecord c = managed(*rig.runtime, 2 * kMiB);
+        void *other = rig.runtime->stream_create(0);
+        CHECK_THROWS_AS(scheduler.declare(other, {range(c, 0, 2 * kMiB, 0)}, false), Error);
+        // A subset: the units left out (b) end with the old phase, so an event marks its end.
+        scheduler.declare(nullptr, step, false);
+        CHECK(sim->calls(sim::Operation::event_record) - records == moved + 1);
+        // Once that phase's work is done (the simulated device's is, at once), b can be evicted.
+        scheduler.declare(other, {range(c, 0, 2 * kMiB, 0)}, false);
+        CHECK(scheduler.stats(0).evicted_bytes == 2 * kMiB);
+        scheduler.end_stream(other);
+        scheduler.forget(c);
+        rig.runtime->free(TIDAL_KIND_MANAGED, 0, c.raw, c.raw_size);
+        rig.runtime->stream_destroy(other);
+        scheduler.forget(a);
+        scheduler.forget(b);
+    }
+    rig.runtime->free(TIDAL_KIND_MANAGED, 0, a.raw, a.raw_size);
+    rig.runtime->free(TIDAL_KIND_MANAGED, 0, b.raw, b.raw_size);
+}
+
+TEST_CASE("migration scheduler: windows declared out of order, with tracked units between them, are cut where their devices differ")
+{
+    Settings settings = ConfigLoader::from_string("runtime = \"sim\"\n[sim]\ndevices = 2\n[migration]\nchunk_size = \"2MiB\"\n");
+    std::unique_ptr<Runtime> runtime = gated_runtime(settings);
+    EventPool events{*runtime};
+    System system{*runtime};
+    PolicyChain chain{settings, &system.system};
+    constexpr size_t kCount = 24;
+    std::vector<AllocationRecord> owners;
+    for (size_t i = 0; i < kCount; ++i)
+        owners.push_back(managed(*runtime, 2 * kMiB));
+    {
+        MigrationScheduler scheduler(*runtime, events, chain, &system.system, settings.migration, false);
+        std::vector<DeclaredRange> whole;
+        for (const AllocationRecord &o : owners)
+            whole.push_back(range(o, 0, 2 * kMiB, 0));
+        scheduler.declare(nullptr, whole, false); // one unit per window, all on device 0
+        // Halves of some windows to device 1: neighbours, gaps of one and of more than a short
+        // walk (tracked units between), named in an order that is not the addresses'.
+        const std::vector<size_t> picked = {17, 3, 4, 23, 5, 11, 0, 12};
+        std::vector<DeclaredRange> halves;
+        for (size_t i : picked) {
+            halves.push_back(range(owners[i], 0, kMiB, 0));
+            halves.push_back(range(owners[i], kMiB, kMiB, 1));
+        }
+        scheduler.declare(nullptr, halves, false);
+        CHECK(scheduler.resident_now(1) == picked.size() * kMiB);
+        CHECK(scheduler.resident_now(0) == kCount * 2 * kMiB - picked.size() * kMiB);
+        for (const AllocationRecord &o : owners)
+            scheduler.forget(o);
+    }
+    for (const AllocationRecord &o : owners)
+        runtime->free(TIDAL_KIND_MANAGED, 0, o.raw, o.raw_size);
+}
+
+TEST_CASE("migration scheduler: a unit freed since the last declaration does not stand in for a new one")
+{
+    Rig rig;
+    AllocationRecord a = managed(*rig.runtime, 2 * kMiB), b = managed(*rig.runtime, 2 * kMiB),
+                     c = managed(*rig.runtime, 2 * kMiB), d = managed(*rig.runtime, 2 * kMiB);
+    {
+        MigrationScheduler scheduler(*rig.runtime, rig.events, rig.chain, &rig.system.system, rig.settings.migration, false);
+        scheduler.declare(nullptr, {range(a, 0, 2 * kMiB, 0), range(b, 0, 2 * kMiB, 0)}, false);
+        scheduler.forget(b); // freed by the program
+        // As many units as the phase it ends, one of them new: the old phase's units are not
+        // this one's, and c must stay protected with a.
+        scheduler.declare(nullptr, {range(a, 0, 2 * kMiB, 0), range(c, 0, 2 * kMiB, 0)}, false);
+        scheduler.set_budget(0, 4 * kMiB);
+        void *other = rig.runtime->stream_create(0);
+        CHECK_THROWS_AS(scheduler.declare(other, {range(d, 0, 2 * kMiB, 0)}, false), Error);
+        CHECK(scheduler.stats(0).evicted_bytes == 0);
+        scheduler.end_stream(other);
+        rig.runtime->stream_destroy(other);
+        for (const AllocationRecord *o : {&a, &c, &d})
+            scheduler.forget(*o);
+    }
+    for (const AllocationRecord *o : {&a, &b, &c, &d})
+        rig.runtime->free(TIDAL_KIND_MANAGED, 0, o->raw, o->raw_size);
 }

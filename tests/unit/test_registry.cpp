@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <random>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "registry/allocation_registry.h"
+#include "registry/huge_pages.h"
 #include "status/error.h"
 
 using tidal::AllocationRecord;
@@ -607,6 +609,144 @@ TEST_CASE("node arena: aligned blocks that never overlap, from chunks that grow 
     CHECK(a != b);
     list.push(a);
     CHECK(list.pop(bytes) == a);
+}
+
+namespace {
+// Stand-ins for madvise: one that records what it was asked, one that refuses (THP "never", an
+// old kernel, a sandbox).
+struct AdviceCall {
+    uintptr_t start;
+    size_t size;
+    int advice;
+};
+std::vector<AdviceCall> advice_calls;
+int recording_madvise(void *p, size_t size, int advice)
+{
+    advice_calls.push_back({reinterpret_cast<uintptr_t>(p), size, advice});
+    return 0;
+}
+int refusing_madvise(void *p, size_t size, int advice)
+{
+    advice_calls.push_back({reinterpret_cast<uintptr_t>(p), size, advice});
+    errno = EINVAL;
+    return -1;
+}
+constexpr size_t kHugePage = tidal::HugePages::kHuge;
+} // namespace
+
+TEST_CASE("huge pages: a mapping is zeroed and starts at a 2 MiB boundary, whatever its size")
+{
+    for (size_t bytes : {size_t{1}, kHugePage, kHugePage + 1, 9 * kHugePage - 100}) {
+        auto *p = static_cast<unsigned char *>(tidal::HugePages::map(bytes));
+        CHECK(reinterpret_cast<uintptr_t>(p) % kHugePage == 0);
+        CHECK(p[0] == 0);
+        CHECK(p[bytes - 1] == 0);
+        std::memset(p, 0x5a, tidal::HugePages::round_up(bytes)); // the whole rounded size is usable
+        tidal::HugePages::unmap(p, bytes);
+    }
+    // Refused advice is reported, and errno is left as it was.
+    advice_calls.clear();
+    void *p = tidal::HugePages::map(kHugePage);
+    errno = 0;
+    CHECK_FALSE(tidal::HugePages::advise(p, kHugePage, &refusing_madvise));
+    CHECK(errno == 0);
+    REQUIRE(advice_calls.size() == 1); // no collapse asked of a kernel that took no advice
+    CHECK(advice_calls[0].advice == MADV_HUGEPAGE);
+    tidal::HugePages::unmap(p, kHugePage);
+}
+
+TEST_CASE("index: a leaf region is advised as huge pages once, when enough of its granules are used")
+{
+    using Index = tidal::AddressIndex<int>;
+    const uintptr_t leaf = 0x7f5000000000; // a leaf's first address (4 GiB aligned)
+    advice_calls.clear();
+    Index index(&recording_madvise);
+    for (uintptr_t g = 0; g + 1 < Index::kHugeAt; ++g)
+        index.bucket(leaf + g * kGranule);
+    CHECK(advice_calls.empty()); // a sparse leaf keeps its small pages
+    index.bucket(leaf); // a granule already used does not count twice
+    CHECK(advice_calls.empty());
+    index.bucket(leaf + (Index::kHugeAt - 1) * kGranule);
+    REQUIRE(advice_calls.size() == 2); // advised, then its small pages collapsed
+    CHECK(advice_calls[0].advice == MADV_HUGEPAGE);
+    CHECK(advice_calls[1].advice == MADV_COLLAPSE);
+    for (const AdviceCall &c : advice_calls) {
+        CHECK(c.start % kHugePage == 0);
+        CHECK(c.size == kHugePage);
+        CHECK(c.start <= reinterpret_cast<uintptr_t>(index.find_granule(leaf)));
+        CHECK(reinterpret_cast<uintptr_t>(index.find_granule(leaf + (Index::kHugeAt - 1) * kGranule)) < c.start + c.size);
+    }
+    CHECK(index.huge_regions() == 1);
+    for (uintptr_t g = Index::kHugeAt; g < 2 * Index::kHugeAt; ++g) // the same region: asked once only
+        index.bucket(leaf + g * kGranule);
+    CHECK(advice_calls.size() == 2);
+}
+
+TEST_CASE("registry: where the kernel refuses huge pages, the index and the nodes work on small pages")
+{
+    using Index = tidal::AddressIndex<int>;
+    const uintptr_t leaf = 0x7f5100000000;
+    advice_calls.clear();
+    Index index(&refusing_madvise);
+    for (uintptr_t g = 0; g < Index::kHugeAt; ++g)
+        index.bucket(leaf + g * kGranule).push_back({leaf + g * kGranule, nullptr});
+    CHECK(advice_calls.size() == 1); // asked, refused, not asked to collapse
+    CHECK(index.huge_regions() == 0);
+    for (uintptr_t g = 0; g < Index::kHugeAt; ++g) {
+        const Index::Bucket *b = index.find_bucket(leaf + g * kGranule + 5);
+        REQUIRE(b != nullptr);
+        CHECK(b->size() == 1);
+    }
+
+    advice_calls.clear();
+    tidal::NodeArena arena(&refusing_madvise);
+    size_t total = 0;
+    while (total < tidal::NodeArena::kHugeAfter + 2 * kHugePage) {
+        size_t got = 0;
+        auto *first = static_cast<char *>(arena.take(208, 32, &got));
+        REQUIRE(got >= 1);
+        std::memset(first, 0x3c, got * 208);
+        total += got * 208;
+    }
+    CHECK_FALSE(arena.huge());
+    CHECK_FALSE(advice_calls.empty());
+    for (const AdviceCall &c : advice_calls)
+        CHECK(c.advice == MADV_HUGEPAGE);
+}
+
+TEST_CASE("node arena: once 8 MiB of nodes exist, every 2 MiB chunk is advised, the full ones before included")
+{
+    advice_calls.clear();
+    tidal::NodeArena arena(&recording_madvise);
+    std::vector<std::pair<uintptr_t, size_t>> taken; // first block, bytes
+    size_t total = 0;
+    auto take = [&] {
+        size_t got = 0;
+        const auto first = reinterpret_cast<uintptr_t>(arena.take(208, 32, &got));
+        taken.emplace_back(first, got * 208);
+        total += got * 208;
+    };
+    while (total < tidal::NodeArena::kHugeAfter - kHugePage)
+        take();
+    CHECK(advice_calls.empty()); // few nodes: small pages
+    while (total < tidal::NodeArena::kHugeAfter + 2 * kHugePage)
+        take();
+    CHECK(arena.huge());
+    std::vector<uintptr_t> advised;
+    for (const AdviceCall &c : advice_calls) {
+        CHECK(c.start % kHugePage == 0);
+        CHECK(c.size == kHugePage);
+        if (c.advice == MADV_HUGEPAGE)
+            advised.push_back(c.start);
+    }
+    CHECK(advised.size() >= 4); // the chunks of 2 MiB: those before the 8 MiB mark and after
+    // Every node but those of the first, small chunks (under 2 MiB in all) lies in an advised chunk.
+    size_t in_huge = 0;
+    for (const auto &[b, bytes] : taken)
+        for (uintptr_t a : advised)
+            if (b >= a && b < a + kHugePage)
+                in_huge += bytes;
+    CHECK(in_huge + (size_t{2} << 20) > total);
 }
 
 TEST_CASE("index: a query without the shard lock never returns a record torn by a writer of the same block")

@@ -39,6 +39,9 @@ step out-of-core 400 "$B/tools/bench/migration-scenarios" --runtime cuda --scena
     --json "$OUT/out-of-core.json"
 # Issue 15: 16 threads of interior queries and copies while others allocate (>= 8x one thread).
 step scaling-threads 300 "$B/tools/bench/scaling" --threads-only --max 1000000 --threads 16 --churn 2 --json
+# Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row; anon_huge_kib: the
+# huge pages the registry got) and tidal_declare per range (within 1.5x from 10 to 10^4 ranges).
+step scaling-sizes 400 "$B/tools/bench/scaling" --runtime cuda --max 1000000 --reps 3 --json
 # Issue 17: pageable copies by size (>= 0.8x from 16 MiB), lookahead and overlap rows, the atomics.
 step copy-sweep 300 "$B/tools/bench/copy-bandwidth" --sweep --reps 5 --json
 step scenarios 500 "$B/tools/bench/migration-scenarios" --runtime cuda --scenario all --json "$OUT/scenarios.json"

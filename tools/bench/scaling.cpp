@@ -4,7 +4,8 @@
 // ranges of two random live allocations, tidal_copy_batch of N such items (per item), and
 // tidal's host memory per live allocation, measured: the process's resident set before and
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
-// simulated device is host memory that nothing touches). A second table: tidal_declare of N
+// simulated device is host memory that nothing touches), and the process's memory on
+// transparent huge pages with them live. A second table: tidal_declare of N
 // single-allocation managed ranges in one call (per range). Wall clock, median of --reps runs;
 // the query also in the thread's CPU time (a loaded machine's wall clock counts waits for a core).
 // The query's addresses are computed before it is timed and read in order: picking them from
@@ -49,6 +50,21 @@ void check(tidal_status s, const char *what)
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The process's anonymous memory on transparent huge pages (0 where the kernel gives none):
+// says whether the registry's tables got the huge pages they ask for once many allocations live.
+size_t huge_kib()
+{
+    FILE *f = std::fopen("/proc/self/smaps_rollup", "r");
+    size_t kib = 0;
+    char line[256];
+    while (f && std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "AnonHugePages: %zu kB", &kib) == 1)
+            break;
+    if (f)
+        std::fclose(f);
+    return kib;
+}
 
 size_t resident_bytes()
 {
@@ -110,6 +126,7 @@ double thread_cpu_seconds()
 struct Row {
     size_t live;
     double pair_ns, query_ns, query_cpu_ns, copy_ns, batch_ns, bytes_per_live;
+    size_t huge_kib; // with the N allocations live
 };
 
 Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
@@ -125,7 +142,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     const size_t rss0 = resident_bytes();
     const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
     const size_t rss1 = resident_bytes();
-    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0};
+    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0, huge_kib()};
 
     std::mt19937_64 rng(n);
     std::vector<uint32_t> order(calls);
@@ -314,18 +331,18 @@ int main(int argc, char **argv)
     else
         std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
     if (!threads_only && !json)
-        std::printf("%10s %12s %12s %12s %12s %14s %14s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
-                "bytes/live");
+        std::printf("%10s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
+                "bytes/live", "huge KiB");
     size_t largest = threads_only ? max : 0;
     for (size_t n = 1000; n <= max && !threads_only; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
         if (json)
             std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
-                        "\"copy_ns\": %.1f, \"batch_item_ns\": %.1f, \"bytes_per_live\": %.0f}",
-                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.copy_ns, r.batch_ns, r.bytes_per_live);
+                        "\"copy_ns\": %.1f, \"batch_item_ns\": %.1f, \"bytes_per_live\": %.0f, \"anon_huge_kib\": %zu}",
+                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
         else
-            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
-                        r.copy_ns, r.batch_ns, r.bytes_per_live);
+            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
+                        r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
         std::fflush(stdout);
         sep = ",";
         largest = n;
