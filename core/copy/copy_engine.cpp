@@ -274,17 +274,22 @@ std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
         return {};
     const double best = std::sqrt(static_cast<double>(size) * kPieceOverhead * kLinkRate);
     const size_t piece = std::clamp(static_cast<size_t>(best), std::min(kMinPiece, chunk), chunk);
-    // The ramps: kMinPiece, twice that, ... up to `piece`, at both ends, while the middle keeps
-    // at least two of each step's size.
+    // The ramp: kMinPiece, twice that, ... up to `piece`, while what is left is more than
+    // two of each step's size.
     std::vector<size_t> head;
     size_t left = size;
-    for (size_t step = std::min(kMinPiece, chunk); step < piece && left > 4 * step; step *= 2) {
+    for (size_t step = std::min(kMinPiece, chunk); step < piece && left > 2 * step; step *= 2) {
         head.push_back(step);
-        left -= 2 * step;
+        left -= step;
     }
-    // The middle: pieces of whole pages (host threads split them by pages), equal to a page,
-    // the bytes past the last page on the last of them, or after them where that would pass
-    // the chunk.
+    // A ramp that ends above the pieces after it would start them late: drop its top.
+    while (!head.empty() && head.back() > left / ((left + piece - 1) / piece)) {
+        left += head.back();
+        head.pop_back();
+    }
+    // Then pieces of whole pages (host threads split them by pages), equal to a page, the
+    // bytes past the last page on the last of them, or after them where that would pass the
+    // chunk.
     const size_t count = (left + piece - 1) / piece, pages = left / 4096;
     std::vector<size_t> pieces = head;
     for (size_t i = 0; i < count; ++i)
@@ -296,7 +301,6 @@ std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
         else
             pieces.push_back(rest);
     }
-    pieces.insert(pieces.end(), head.rbegin(), head.rend());
     return pieces;
 }
 

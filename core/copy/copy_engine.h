@@ -57,16 +57,16 @@ public:
 
     // The pieces a staged copy of `size` bytes moves through the ring, in order: of about
     // sqrt(size x kPieceOverhead x kLinkRate) bytes, between kMinPiece and `chunk`, except at
-    // the ends, which ramp from kMinPiece up (1, 2, 4 MiB ...) and back down.
+    // the start, which ramps up from kMinPiece (1, 2, 4 MiB ...).
     // Host copy and DMA overlap only between pieces, so the last DMA runs alone (a 64 MiB
     // copy in 16 MiB chunks spent about a fifth of its time so: 0.78x the bound on the H200)
     // while every piece costs a hand-off to the host threads and a DMA call; that size
-    // minimises the sum. The ramps cut what runs alone at both ends: the first piece's host
-    // copy before the first DMA (to the device; from it, the first DMA before any host copy)
-    // and the last DMA (host copy): at 16-32 MiB, where the whole copy takes 0.3-0.8 ms, a
-    // 4-6 MiB piece alone is 0.1 ms at each end. Small pieces only at the end do not help
-    // when filling is about as fast as the link (the H200's case): their DMAs queue behind
-    // the last large one.
+    // minimises the sum. The ramp starts the device after 1 MiB of host copy (from the
+    // device: the host after a 1 MiB DMA) instead of a whole 4-6 MiB piece, 0.1 ms of a 16-32
+    // MiB copy that takes 0.3-0.8 ms, and gives host threads woken from sleep a small first
+    // piece. Small pieces at the end do not help when filling is about as fast as the link
+    // (the H200's case): their DMAs queue behind the last large one (modelled on the simulated
+    // device, smaller pieces at both ends were 2% slower at 16 MiB).
     static std::vector<size_t> staging_pieces(size_t size, size_t chunk);
     static constexpr size_t kMinPiece = size_t{1} << 20;
     static constexpr double kPieceOverhead = 20e-6; // s per piece: a guess, the H200 run should confirm
