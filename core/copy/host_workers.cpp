@@ -56,11 +56,9 @@ HostWorkers::HostWorkers(unsigned threads, std::function<void()> on_start, std::
 
 HostWorkers::~HostWorkers()
 {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_.store(true);
-    }
-    wake_.notify_all();
+    stopping_.store(true);
+    epoch_.fetch_add(1);
+    epoch_.notify_all();
     for (auto &t : workers_)
         t.join();
 }
@@ -120,17 +118,13 @@ void HostWorkers::begin(Job &job, unsigned parts, const std::function<void(unsig
     parts_.store(parts, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     // seq_cst with the sleepers_ check: a worker about to sleep either sees this call or is
-    // counted in sleepers_ (it increments it before its last look at the ticket).
+    // counted in sleepers_ (it increments it before its last look at the epoch and ticket).
     ticket_.store(generation << kIndexBits);
+    epoch_.fetch_add(1);
     runs_.fetch_add(1, std::memory_order_relaxed);
-    if (sleepers_.load() > 0) {
+    if (sleepers_.load() > 0) { // one futex call wakes them all; none when all are spinning
         wakes_.fetch_add(1, std::memory_order_relaxed);
-        { std::lock_guard lock(mutex_); }
-        if (parts - 1 >= workers_.size())
-            wake_.notify_all();
-        else
-            for (unsigned i = 1; i < parts; ++i)
-                wake_.notify_one();
+        epoch_.notify_all();
     }
 }
 
@@ -181,11 +175,13 @@ uint64_t HostWorkers::await(uint64_t seen)
             break;
         relax();
     }
-    std::unique_lock lock(mutex_);
     sleepers_.fetch_add(1);
-    if (!fresh()) {
+    for (;;) {
+        const uint32_t epoch = epoch_.load();
+        if (fresh())
+            break;
         sleeps_.fetch_add(1, std::memory_order_relaxed);
-        wake_.wait(lock, fresh);
+        epoch_.wait(epoch); // returns once a call (or the destructor) has moved it on
     }
     sleepers_.fetch_sub(1);
     return t;

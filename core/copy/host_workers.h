@@ -14,7 +14,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -101,9 +100,10 @@ private:
     std::atomic<uint64_t> parts_{0};
     std::atomic<uint64_t> done_{0};
     std::atomic<bool> stopping_{false};
-    // Sleeping workers only: the hot path touches none of these.
-    std::mutex mutex_;
-    std::condition_variable wake_;
+    // Sleeping workers only: the hot path touches none of these. They sleep on epoch_ (a
+    // futex of its own, C++20 atomic wait), not a condition variable: woken together, they
+    // would queue on its mutex one after another.
+    std::atomic<uint32_t> epoch_{0}; // bumped by every call and by the destructor
     std::atomic<unsigned> sleepers_{0};
     std::atomic<uint64_t> runs_{0}, sleeps_{0}, wakes_{0};
 };
