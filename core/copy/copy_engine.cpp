@@ -27,13 +27,15 @@ unsigned worker_count(uint32_t configured)
 
 CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
                        PeerMatrix &peers, const TopologySettings &topology)
-    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads), {}, std::chrono::microseconds(settings.spin_us)),
+    : runtime_(runtime), registry_(registry), settings_(settings),
+      workers_(worker_count(settings.threads), {}, std::chrono::microseconds(settings.spin_us)),
       peers_(&peers), topology_(topology)
 {
 }
 
 CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings)
-    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads), {}, std::chrono::microseconds(settings.spin_us)),
+    : runtime_(runtime), registry_(registry), settings_(settings),
+      workers_(worker_count(settings.threads), {}, std::chrono::microseconds(settings.spin_us)),
       own_peers_(std::make_unique<PeerMatrix>(runtime)), peers_(own_peers_.get())
 {
 }

@@ -237,13 +237,16 @@ TEST_CASE("staged copy: runtime calls per copy, one DMA and one event per piece"
                 dma_sizes.clear();
             }
             event_records = event_syncs = stream_syncs = 0;
+            const HostWorkers::Stats before = e.engine->workers().stats();
             if (dir == 0)
                 e.engine->copy(dev, src.data(), size, nullptr);
             else
                 e.engine->copy(back.data(), dev, size, nullptr);
             MESSAGE(size, dir == 0 ? " h2d: " : " d2h: ", pieces, " pieces, ", dma_sizes.size(), " DMAs, ",
                     event_records.load(), " event records, ", event_syncs.load(), " event syncs, ",
-                    stream_syncs.load(), " stream syncs");
+                    stream_syncs.load(), " stream syncs; host threads: ",
+                    e.engine->workers().stats().runs - before.runs, " hand-offs, ",
+                    e.engine->workers().stats().wakes - before.wakes, " wake-ups"); // timing-dependent: not checked
             CHECK(dma_sizes.size() == pieces);
             CHECK(event_records.load() == pieces);
             // A slot is waited for only when the ring comes round to it (to the host: every
