@@ -10,8 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "config/config_loader.h"
+#include "config/settings_describer.h"
 #include "copy/host_workers.h"
+#include "status/error.h"
 
+using tidal::ConfigLoader;
 using tidal::HostWorkers;
 using namespace std::chrono_literals;
 
@@ -117,4 +121,24 @@ TEST_CASE("host workers: threads still spinning from the last call are not woken
         CHECK(s.sleeps >= 1);
     }
     CHECK(std::memcmp(dst.data(), src.data(), kSize) == 0);
+}
+
+TEST_CASE("host workers: [copy] spin_us is read, described, and bounded")
+{
+    CHECK(ConfigLoader::from_string("runtime = \"sim\"\n").copy.spin_us == 200);
+    const tidal::Settings off = ConfigLoader::from_string("runtime = \"sim\"\n[copy]\nspin_us = 0\n");
+    CHECK(off.copy.spin_us == 0);
+    CHECK(tidal::describe_settings(off).find("spin_us = 0\n") != std::string::npos);
+    for (const char *bad : {"[copy]\nspin_us = -1\n", "[copy]\nspin_us = 100001\n", "[copy]\nspin_us = \"fast\"\n"}) {
+        CAPTURE(bad);
+        std::string why;
+        try {
+            (void)ConfigLoader::from_string(bad);
+        } catch (const tidal::Error &e) {
+            CHECK(e.status() == TIDAL_ERROR_CONFIG);
+            why = e.message();
+        }
+        CHECK(why.find("copy.spin_us") != std::string::npos);
+        CHECK(why.find("<string>:2:") != std::string::npos); // where, as every config error says
+    }
 }
