@@ -35,7 +35,7 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "thread_cache_blocks", "thread_cache_large",
                                                       "small_max"};
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
-constexpr std::array<std::string_view, 4> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct"};
+constexpr std::array<std::string_view, 5> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct", "spin_us"};
 constexpr std::array<std::string_view, 5> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
                                                              "lookahead_hold_us"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
@@ -224,6 +224,8 @@ void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
         s.copy.threads = static_cast<uint32_t>(r.integer(*n, "copy.threads", 0, 256));
     if (const toml::node *n = t.get("batch_direct"))
         s.copy.batch_direct = r.boolean(*n, "copy.batch_direct");
+    if (const toml::node *n = t.get("spin_us"))
+        s.copy.spin_us = static_cast<uint32_t>(r.integer(*n, "copy.spin_us", 0, 100000));
 }
 
 void read_elastic(const TomlReader &r, const toml::node &node, Settings &s)

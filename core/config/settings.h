@@ -92,6 +92,9 @@ struct CopySettings {
     uint64_t chunk_size = uint64_t{16} << 20; // bytes per pinned staging slot
     uint32_t ring_depth = 4;                  // slots in the ring (2..64)
     uint32_t threads = 0;                     // host memcpy threads; 0 = min(cores, 16)
+    // How long an idle host memcpy thread looks for work before it sleeps: waking a sleeping
+    // one costs 5-50 us, much of a 16 MiB copy's ~0.5 ms. 0: sleep at once (shared machines).
+    uint32_t spin_us = 200;
     // tidal_copy_batch: items whose host end is pinned (or otherwise device-mapped) are read
     // or written by the batch kernel in place, over the link, instead of being packed into
     // staging and moved by a DMA; false stages them like pageable memory.

@@ -83,6 +83,7 @@ void describe_copy(std::ostringstream &os, const CopySettings &copy)
     os << "ring_depth = " << copy.ring_depth << "\n";
     os << "threads = " << copy.threads << (copy.threads ? "" : "  # 0: min(cores, 16)") << "\n";
     os << "batch_direct = " << (copy.batch_direct ? "true" : "false") << "\n";
+    os << "spin_us = " << copy.spin_us << "\n";
 }
 
 void describe_pool(std::ostringstream &os, const PoolConfig &pool)

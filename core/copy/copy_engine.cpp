@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -26,13 +27,15 @@ unsigned worker_count(uint32_t configured)
 
 CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings,
                        PeerMatrix &peers, const TopologySettings &topology)
-    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
+    : runtime_(runtime), registry_(registry), settings_(settings),
+      workers_(worker_count(settings.threads), {}, std::chrono::microseconds(settings.spin_us)),
       peers_(&peers), topology_(topology)
 {
 }
 
 CopyEngine::CopyEngine(Runtime &runtime, const AllocationRegistry &registry, const CopySettings &settings)
-    : runtime_(runtime), registry_(registry), settings_(settings), workers_(worker_count(settings.threads)),
+    : runtime_(runtime), registry_(registry), settings_(settings),
+      workers_(worker_count(settings.threads), {}, std::chrono::microseconds(settings.spin_us)),
       own_peers_(std::make_unique<PeerMatrix>(runtime)), peers_(own_peers_.get())
 {
 }
@@ -140,13 +143,16 @@ void CopyEngine::copy(void *dst, const void *src, size_t size, void *stream)
     }
     std::lock_guard staging(staging_mutex_);
     const ProfilerRange range(runtime_, "tidal: staged copy");
+    Ring &ring = ring_for(s == Side::pageable ? dst_device : src_device);
     if (s == Side::pageable)
-        staged_to_device(ring_for(dst_device), dst, static_cast<const char *>(src), size,
-                         stream ? stream : stream_for(dst_device));
+        staged_to_device(ring, dst, static_cast<const char *>(src), size, stream ? stream : stream_for(dst_device));
     else
-        staged_to_host(ring_for(src_device), static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
-    if (!stream && s == Side::pageable) // a synchronous copy is complete on return
+        staged_to_host(ring, static_cast<char *>(dst), src, size, stream ? stream : stream_for(src_device));
+    if (!stream && s == Side::pageable) { // a synchronous copy is complete on return
         runtime_.stream_synchronize(stream_for(dst_device), what);
+        for (Slot &slot : ring.slots) // so is every DMA from the ring: the next copy need not ask
+            slot.in_flight = false;
+    }
     (s == Side::pageable ? staged_h2d_ : staged_d2h_).fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -231,12 +237,15 @@ CopyEngine::Ring &CopyEngine::ring_for(int32_t device)
     }
     ring.fill = &workers_;
     if (node >= 0) {
-        ring.workers = std::make_unique<HostWorkers>(workers_.parallelism(), [node, this] {
-            if (std::string failed = NumaBinder::bind_thread(node); !failed.empty() && !bind_warned_.exchange(true))
-                log_warn(fmt::format("[topology] numa_bind: a staging thread stays unbound to NUMA node {}: {} "
-                                     "(logged once)",
-                                     node, failed));
-        });
+        ring.workers = std::make_unique<HostWorkers>(
+            workers_.parallelism(),
+            [node, this] {
+                if (std::string failed = NumaBinder::bind_thread(node); !failed.empty() && !bind_warned_.exchange(true))
+                    log_warn(fmt::format("[topology] numa_bind: a staging thread stays unbound to NUMA node {}: {} "
+                                         "(logged once)",
+                                         node, failed));
+            },
+            workers_.spin());
         ring.fill = ring.workers.get();
     }
     return rings_.emplace(node, std::move(ring)).first->second;
@@ -267,35 +276,64 @@ std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
         return {};
     const double best = std::sqrt(static_cast<double>(size) * kPieceOverhead * kLinkRate);
     const size_t piece = std::clamp(static_cast<size_t>(best), std::min(kMinPiece, chunk), chunk);
-    const size_t count = (size + piece - 1) / piece;
-    // Equal pieces on 4 KiB boundaries (host threads split them by pages); the last is the rest.
-    const size_t each = std::min(chunk, ((size + count - 1) / count + 4095) / 4096 * 4096);
-    std::vector<size_t> pieces;
-    for (size_t left = size; left > 0; left -= pieces.back())
-        pieces.push_back(std::min(each, left));
+    // The ramp: kMinPiece, twice that, ... up to `piece`, while what is left is more than
+    // two of each step's size.
+    std::vector<size_t> head;
+    size_t left = size;
+    for (size_t step = std::min(kMinPiece, chunk); step < piece && left > 2 * step; step *= 2) {
+        head.push_back(step);
+        left -= step;
+    }
+    // A ramp that ends above the pieces after it would start them late: drop its top.
+    while (!head.empty() && head.back() > left / ((left + piece - 1) / piece)) {
+        left += head.back();
+        head.pop_back();
+    }
+    // Then pieces of whole pages (host threads split them by pages), equal to a page, the
+    // bytes past the last page on the last of them, or after them where that would pass the
+    // chunk.
+    const size_t count = (left + piece - 1) / piece, pages = left / 4096;
+    std::vector<size_t> pieces = head;
+    for (size_t i = 0; i < count; ++i)
+        if (const size_t n = pages * (i + 1) / count - pages * i / count)
+            pieces.push_back(n * 4096);
+    if (const size_t rest = left % 4096) {
+        if (pieces.size() > head.size() && pieces.back() + rest <= chunk)
+            pieces.back() += rest;
+        else
+            pieces.push_back(rest);
+    }
     return pieces;
 }
 
-void CopyEngine::host_part(HostWorkers &workers, void *dst, const void *src, size_t size, const char *what)
+void CopyEngine::end_host_part(HostWorkers &workers, HostWorkers::Job &job, size_t size, const char *what)
 {
-    constexpr size_t kSlice = size_t{128} << 10; // even a 1 MiB piece goes to 8 threads
-    workers.copy(dst, src, size, kSlice);
+    workers.end(job);
     runtime_.host_copy(size, workers.threads_for(size, kSlice), what);
 }
 
 void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream)
 {
-    size_t off = 0, i = 0;
-    for (const size_t len : staging_pieces(size, settings_.chunk_size)) {
-        Slot &slot = ring.slots[i++ % ring.slots.size()];
-        wait(slot);                              // its previous DMA has read the slot
-        host_part(*ring.fill, slot.buffer, src + off, len, "staging a copy to the device"); // host threads fill it ...
-        runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, len, stream,
-                        [&] { return fmt::format("staged copy of {} bytes to {}", len, dst); });
+    const std::vector<size_t> pieces = staging_pieces(size, settings_.chunk_size);
+    auto dma = [&](size_t i, size_t off) {
+        Slot &slot = ring.slots[i % ring.slots.size()];
+        runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, pieces[i], stream,
+                        [&] { return fmt::format("staged copy of {} bytes to {}", pieces[i], dst); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
-        slot.in_flight = true;                   // ... while the DMA of the last slot runs
-        off += len;
+        slot.in_flight = true;
+    };
+    size_t off = 0;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        Slot &slot = ring.slots[i % ring.slots.size()];
+        wait(slot); // its previous DMA has read the slot
+        HostWorkers::Job fill;
+        ring.fill->begin_copy(fill, slot.buffer, src + off, pieces[i], kSlice); // host threads fill it ...
+        if (i > 0)
+            dma(i - 1, off - pieces[i - 1]); // ... while the caller hands the last one to the device
+        end_host_part(*ring.fill, fill, pieces[i], "staging a copy to the device");
+        off += pieces[i];
     }
+    dma(pieces.size() - 1, off - pieces.back());
 }
 
 void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream)
@@ -304,25 +342,27 @@ void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t s
     std::vector<size_t> offsets(pieces.size());
     for (size_t i = 1; i < pieces.size(); ++i)
         offsets[i] = offsets[i - 1] + pieces[i - 1];
-    const size_t chunks = pieces.size();
+    const size_t chunks = pieces.size(), depth = ring.slots.size();
     auto issue = [&](size_t i) {
-        Slot &slot = ring.slots[i % ring.slots.size()];
+        Slot &slot = ring.slots[i % depth];
         const size_t off = offsets[i], len = pieces[i];
         runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
                         [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
         runtime_.event_record(slot.event, stream, "recording a staging event");
         slot.in_flight = true;
     };
-    for (size_t i = 0; i < std::min(chunks, ring.slots.size()); ++i) { // DMAs run ahead of the host by the ring's depth
+    for (size_t i = 0; i < std::min(chunks, depth); ++i) { // DMAs run ahead of the host by the ring's depth
         wait(ring.slots[i]);
         issue(i);
     }
     for (size_t i = 0; i < chunks; ++i) {
-        Slot &slot = ring.slots[i % ring.slots.size()];
+        Slot &slot = ring.slots[i % depth];
         wait(slot);
-        host_part(*ring.fill, dst + offsets[i], slot.buffer, pieces[i], "staging a copy to the host");
-        if (i + ring.slots.size() < chunks)
-            issue(i + ring.slots.size());
+        HostWorkers::Job empty;
+        ring.fill->begin_copy(empty, dst + offsets[i], slot.buffer, pieces[i], kSlice); // host threads empty it ...
+        if (i > 0 && i - 1 + depth < chunks)
+            issue(i - 1 + depth); // ... while the caller refills the slot the last piece left
+        end_host_part(*ring.fill, empty, pieces[i], "staging a copy to the host");
     }
 }
 

@@ -55,13 +55,18 @@ public:
     };
     Counters counters() const;
 
-    // The pieces a staged copy of `size` bytes moves through the ring, in order: equal, of
-    // about sqrt(size x kPieceOverhead x kLinkRate) bytes, between kMinPiece and `chunk`.
+    // The pieces a staged copy of `size` bytes moves through the ring, in order: of about
+    // sqrt(size x kPieceOverhead x kLinkRate) bytes, between kMinPiece and `chunk`, except at
+    // the start, which ramps up from kMinPiece (1, 2, 4 MiB ...).
     // Host copy and DMA overlap only between pieces, so the last DMA runs alone (a 64 MiB
     // copy in 16 MiB chunks spent about a fifth of its time so: 0.78x the bound on the H200)
     // while every piece costs a hand-off to the host threads and a DMA call; that size
-    // minimises the sum. Shrinking only the last pieces does not help: their DMAs queue behind
-    // the last large one whenever filling is about as fast as the link (the H200's case).
+    // minimises the sum. The ramp starts the device after 1 MiB of host copy (from the
+    // device: the host after a 1 MiB DMA) instead of a whole 4-6 MiB piece, 0.1 ms of a 16-32
+    // MiB copy that takes 0.3-0.8 ms, and gives host threads woken from sleep a small first
+    // piece. Small pieces at the end do not help when filling is about as fast as the link
+    // (the H200's case): their DMAs queue behind the last large one (modelled on the simulated
+    // device, smaller pieces at both ends were 2% slower at 16 MiB).
     static std::vector<size_t> staging_pieces(size_t size, size_t chunk);
     static constexpr size_t kMinPiece = size_t{1} << 20;
     static constexpr double kPieceOverhead = 20e-6; // s per piece: a guess, the H200 run should confirm
@@ -95,9 +100,12 @@ private:
     void wait(Slot &slot);
     void staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream);
     void staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream);
-    // Host threads fill or empty a slot: split finely, so a small end piece still moves at
-    // the threads' full rate; the simulated device is told what the host did (host_copy).
-    void host_part(HostWorkers &workers, void *dst, const void *src, size_t size, const char *what);
+    // Host threads fill or empty a slot (HostWorkers::begin_copy): split finely, so a small
+    // end piece still moves at the threads' full rate and a thread that wakes late only takes
+    // fewer slices. Meanwhile the caller issues the DMA of the piece before; then it waits
+    // for the threads here and tells the simulated device what the host did (host_copy).
+    static constexpr size_t kSlice = size_t{128} << 10; // even a 1 MiB piece goes to 8 threads
+    void end_host_part(HostWorkers &workers, HostWorkers::Job &job, size_t size, const char *what);
 
     Runtime &runtime_;
     const AllocationRegistry &registry_;

@@ -5,36 +5,60 @@
 
 namespace tidal {
 namespace {
+using Clock = std::chrono::steady_clock;
+
 // The [begin, end) share of `part` out of `parts`, cut on 4 KiB boundaries so no two threads
 // write the same page.
-std::pair<size_t, size_t> share(size_t size, unsigned part, unsigned parts)
+std::pair<size_t, size_t> share(size_t size, size_t part, size_t parts)
 {
     const size_t pages = (size + 4095) / 4096;
     const size_t begin = std::min(size, pages * part / parts * 4096);
     const size_t end = std::min(size, pages * (part + 1) / parts * 4096);
     return {begin, end};
 }
+
+// Tells the core a spin-wait is under way (the sibling hyper-thread gets the pipeline).
+inline void relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+// Until `ready()`: spins for `spin`, then yields the CPU between looks (a thread we wait on may
+// have been preempted; on a machine with fewer cores than threads, spinning would keep it off).
+template <class Ready> void spin_until(std::chrono::microseconds spin, Ready ready)
+{
+    const Clock::time_point until = Clock::now() + spin;
+    for (unsigned i = 1; !ready(); ++i) {
+        if (i % 64 == 0 && Clock::now() >= until)
+            std::this_thread::yield();
+        else
+            relax();
+    }
+}
 } // namespace
 
-HostWorkers::HostWorkers(unsigned threads, std::function<void()> on_start)
+HostWorkers::HostWorkers(unsigned threads, std::function<void()> on_start, std::chrono::microseconds spin)
+    : spin_(spin)
 {
     const unsigned extra = threads > 1 ? threads - 1 : 0;
     workers_.reserve(extra);
     for (unsigned i = 0; i < extra; ++i)
-        workers_.emplace_back([this, i, on_start] {
+        workers_.emplace_back([this, on_start] {
             if (on_start)
                 on_start();
-            serve(i + 1);
+            serve();
         });
 }
 
 HostWorkers::~HostWorkers()
 {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
+    stopping_.store(true);
+    epoch_.fetch_add(1);
+    epoch_.notify_all();
     for (auto &t : workers_)
         t.join();
 }
@@ -44,60 +68,144 @@ unsigned HostWorkers::threads_for(size_t size, size_t min_part) const noexcept
     return static_cast<unsigned>(std::min<size_t>(parallelism(), std::max<size_t>(1, size / std::max<size_t>(min_part, 1))));
 }
 
-void HostWorkers::copy(void *dst, const void *src, size_t size, size_t min_part)
+void HostWorkers::begin_copy(Job &job, void *dst, const void *src, size_t size, size_t min_part)
 {
-    const unsigned parts = threads_for(size, min_part);
     auto *d = static_cast<char *>(dst);
     const auto *s = static_cast<const char *>(src);
-    run(parts, [&](unsigned part) {
-        auto [begin, end] = share(size, part, parts);
+    const size_t slices = std::min<size_t>(kIndexMask, std::max<size_t>(1, size / std::max<size_t>(min_part, 1)));
+    job.copy_ = [d, s, size, slices](unsigned slice) {
+        auto [begin, end] = share(size, slice, slices);
         std::memcpy(d + begin, s + begin, end - begin);
-    });
+    };
+    begin(job, static_cast<unsigned>(slices), job.copy_);
+}
+
+void HostWorkers::copy(void *dst, const void *src, size_t size, size_t min_part)
+{
+    if (size < 2 * min_part || workers_.empty()) {
+        std::memcpy(dst, src, size); // one slice: no thread to hand it to
+        return;
+    }
+    Job job;
+    begin_copy(job, dst, src, size, min_part);
+    end(job);
 }
 
 void HostWorkers::run(unsigned parts, const std::function<void(unsigned)> &part)
 {
-    parts = std::min(parts, parallelism());
-    if (parts <= 1) {
-        part(0);
-        return;
-    }
-    std::lock_guard call(call_mutex_);
-    {
-        std::lock_guard lock(mutex_);
-        part_ = &part;
-        parts_ = parts;
-        pending_ = static_cast<unsigned>(workers_.size());
-        ++generation_;
-    }
-    wake_.notify_all();
-    part(0);
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    part_ = nullptr;
+    Job job;
+    begin(job, parts, part);
+    end(job);
 }
 
-void HostWorkers::serve(unsigned index)
+HostWorkers::Job::~Job()
 {
-    unsigned long seen = 0;
-    for (;;) {
-        const std::function<void(unsigned)> *part;
-        unsigned parts;
-        {
-            std::unique_lock lock(mutex_);
-            wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-            if (stopping_)
-                return;
-            seen = generation_;
-            part = part_;
-            parts = parts_;
-        }
-        if (index < parts) // workers beyond `parts` have nothing to do this time
-            (*part)(index);
-        std::lock_guard lock(mutex_);
-        if (--pending_ == 0)
-            done_.notify_one();
+    if (owner_)
+        owner_->end(*this);
+}
+
+void HostWorkers::begin(Job &job, unsigned parts, const std::function<void(unsigned)> &part)
+{
+    job.owner_ = this;
+    job.part_ = &part;
+    job.parts_ = parts;
+    job.pooled_ = parts > 1 && !workers_.empty() && parts <= kIndexMask;
+    if (!job.pooled_)
+        return; // end() runs the parts on the caller, taking no lock: there is no thread to wake
+    call_mutex_.lock();
+    const uint64_t generation = ++generation_;
+    part_.store(&part, std::memory_order_relaxed);
+    parts_.store(parts, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    // seq_cst with the sleepers_ check: a worker about to sleep either sees this call or is
+    // counted in sleepers_ (it increments it before its last look at the epoch and ticket).
+    ticket_.store(generation << kIndexBits);
+    epoch_.fetch_add(1);
+    runs_.fetch_add(1, std::memory_order_relaxed);
+    if (sleepers_.load() > 0) { // one futex call wakes them all; none when all are spinning
+        wakes_.fetch_add(1, std::memory_order_relaxed);
+        epoch_.notify_all();
     }
+}
+
+void HostWorkers::end(Job &job)
+{
+    job.owner_ = nullptr;
+    if (!job.pooled_) {
+        for (unsigned i = 0; i < job.parts_; ++i)
+            (*job.part_)(i);
+        return;
+    }
+    std::lock_guard call(call_mutex_, std::adopt_lock);
+    help(ticket_.load(std::memory_order_acquire), generation_);
+    // The parts still running are on workers already under way: done within one slice.
+    spin_until(spin_, [&] { return done_.load(std::memory_order_acquire) == job.parts_; });
+    part_.store(nullptr, std::memory_order_relaxed);
+}
+
+void HostWorkers::help(uint64_t t, uint64_t generation) noexcept
+{
+    while ((t >> kIndexBits) == generation) {
+        // parts_ and part_ may already be a later call's when this one has ended; then the
+        // ticket has moved on and the exchange fails, so they are never used.
+        const uint64_t index = t & kIndexMask;
+        if (index >= parts_.load(std::memory_order_relaxed))
+            return;
+        const std::function<void(unsigned)> *part = part_.load(std::memory_order_relaxed);
+        if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acquire, std::memory_order_acquire)) {
+            (*part)(static_cast<unsigned>(index));
+            done_.fetch_add(1, std::memory_order_release);
+            t = ticket_.load(std::memory_order_acquire);
+        }
+    }
+}
+
+uint64_t HostWorkers::await(uint64_t seen)
+{
+    uint64_t t = 0;
+    auto fresh = [&] {
+        t = ticket_.load();
+        return (t >> kIndexBits) != seen || stopping_.load(std::memory_order_relaxed);
+    };
+    const Clock::time_point until = Clock::now() + spin_;
+    for (unsigned i = 1; spin_.count() > 0; ++i) {
+        if (fresh())
+            return t;
+        if (i % 64 == 0 && Clock::now() >= until)
+            break;
+        relax();
+    }
+    sleepers_.fetch_add(1);
+    for (;;) {
+        const uint32_t epoch = epoch_.load();
+        if (fresh())
+            break;
+        sleeps_.fetch_add(1, std::memory_order_relaxed);
+        epoch_.wait(epoch); // returns once a call (or the destructor) has moved it on
+    }
+    sleepers_.fetch_sub(1);
+    return t;
+}
+
+void HostWorkers::serve()
+{
+    uint64_t seen = 0;
+    for (;;) {
+        const uint64_t t = await(seen);
+        if (stopping_.load(std::memory_order_relaxed))
+            return;
+        seen = t >> kIndexBits;
+        help(t, seen);
+    }
+}
+
+HostWorkers::Stats HostWorkers::stats() const noexcept
+{
+    Stats s;
+    s.runs = runs_.load(std::memory_order_relaxed);
+    s.sleeps = sleeps_.load(std::memory_order_relaxed);
+    s.wakes = wakes_.load(std::memory_order_relaxed);
+    return s;
 }
 
 } // namespace tidal

@@ -2,10 +2,20 @@
 // by how fast the host can move bytes into pinned memory, and one thread moves ~8.5 GB/s where
 // 16 move ~31 GB/s on the H200 machine. Threads are started once: spawning them per chunk was
 // what held a naive staged copy to 13.5 GB/s.
+//
+// A staged copy of 16-32 MiB lasts under a millisecond and hands the threads a piece every
+// 50-100 us, so waking them is what it pays for: a condition variable woke all 15 workers
+// through one mutex, one after another (5-50 us each), and the piece was done only when the
+// last had woken. So the hot path takes no lock: work is cut into slices that whoever is
+// awake takes from one atomic ticket (the caller too, so a late thread only takes fewer), the
+// caller spins until the slices are done, and idle workers spin `spin` before they sleep, so
+// the next piece, or the next copy, finds them awake.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -15,38 +25,87 @@ namespace tidal {
 
 class HostWorkers {
 public:
+    static constexpr std::chrono::microseconds kDefaultSpin{200};
     // `threads`: total parallelism, the caller included. Each worker thread runs `on_start`
     // (if given) first: a staging ring's workers bind themselves to its NUMA node there.
-    explicit HostWorkers(unsigned threads, std::function<void()> on_start = {});
+    // `spin`: how long an idle worker keeps looking for work before it sleeps.
+    explicit HostWorkers(unsigned threads, std::function<void()> on_start = {},
+                         std::chrono::microseconds spin = kDefaultSpin);
     ~HostWorkers();
     HostWorkers(const HostWorkers &) = delete;
     HostWorkers &operator=(const HostWorkers &) = delete;
 
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
-    // memcpy split across the workers and the calling thread, at least `min_part` bytes each
-    // (waking a thread costs more than copying less); returns when all bytes are copied.
+    std::chrono::microseconds spin() const noexcept { return spin_; }
+    // memcpy split into slices of at least `min_part` bytes (waking a thread costs more than
+    // copying less), shared by the workers and the calling thread; returns when all bytes are
+    // copied.
     static constexpr size_t kMinPart = size_t{1} << 20;
     // The threads copy() uses for `size` bytes in parts of at least `min_part`.
     unsigned threads_for(size_t size, size_t min_part = kMinPart) const noexcept;
     void copy(void *dst, const void *src, size_t size, size_t min_part = kMinPart);
-    // Calls part(i) for every i in [0, parts) (parts <= parallelism()), the caller taking part 0,
-    // and returns when all have returned. `part` must not throw. Callers on several threads
-    // take turns: the workers serve one call at a time.
+    // Calls part(i) exactly once for every i in [0, parts), on the workers and the calling
+    // thread, whichever is free, and returns when all have returned. `part` must not throw.
+    // Callers on several threads take turns: the workers serve one call at a time.
     void run(unsigned parts, const std::function<void(unsigned)> &part);
+    // run() and copy() in two halves, so the caller can do other work while the workers
+    // start: begin() hands the parts out and returns at once; end() takes the caller's share
+    // of what is left and returns when all parts have returned. `part` and the Job must live
+    // until end(); every begin() needs its end() on the same thread.
+    class Job {
+    public:
+        Job() = default;
+        Job(const Job &) = delete;
+        Job &operator=(const Job &) = delete;
+        ~Job(); // ends the job if it was begun and not ended (a throw between the two)
+
+    private:
+        friend class HostWorkers;
+        HostWorkers *owner_ = nullptr; // begun and not yet ended
+        const std::function<void(unsigned)> *part_ = nullptr;
+        std::function<void(unsigned)> copy_; // begin_copy()'s part
+        unsigned parts_ = 0;
+        bool pooled_ = false; // on the workers, call_mutex_ held; else end() runs it inline
+    };
+    void begin(Job &job, unsigned parts, const std::function<void(unsigned)> &part);
+    void begin_copy(Job &job, void *dst, const void *src, size_t size, size_t min_part = kMinPart);
+    void end(Job &job);
+
+    // What waking the threads cost so far (tests and benchmarks count it per copy).
+    struct Stats {
+        uint64_t runs = 0;   // run() calls that used the workers
+        uint64_t sleeps = 0; // times a worker found no work within `spin` and slept
+        uint64_t wakes = 0;  // run() calls that had to wake sleeping workers (a futex call)
+    };
+    Stats stats() const noexcept;
 
 private:
-    void serve(unsigned index);
+    // The ticket holds the call's generation above kIndexBits and the next part below: taking
+    // a part is one compare-and-swap, which fails for a call that has ended.
+    static constexpr unsigned kIndexBits = 24;
+    static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
 
+    void serve();
+    // Takes parts of call `generation` from ticket `t` on until none are left.
+    void help(uint64_t t, uint64_t generation) noexcept;
+    // Spins, then sleeps, until a call newer than `seen` starts or the pool stops.
+    uint64_t await(uint64_t seen);
+
+    std::chrono::microseconds spin_;
     std::vector<std::thread> workers_;
     std::mutex call_mutex_; // one run() at a time owns the workers
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::condition_variable done_;
-    unsigned long generation_ = 0;
-    unsigned pending_ = 0;
-    bool stopping_ = false;
-    unsigned parts_ = 0;
-    const std::function<void(unsigned)> *part_ = nullptr;
+    uint64_t generation_ = 0; // call_mutex_'s
+    std::atomic<uint64_t> ticket_{0};
+    std::atomic<const std::function<void(unsigned)> *> part_{nullptr};
+    std::atomic<uint64_t> parts_{0};
+    std::atomic<uint64_t> done_{0};
+    std::atomic<bool> stopping_{false};
+    // Sleeping workers only: the hot path touches none of these. They sleep on epoch_ (a
+    // futex of its own, C++20 atomic wait), not a condition variable: woken together, they
+    // would queue on its mutex one after another.
+    std::atomic<uint32_t> epoch_{0}; // bumped by every call and by the destructor
+    std::atomic<unsigned> sleepers_{0};
+    std::atomic<uint64_t> runs_{0}, sleeps_{0}, wakes_{0};
 };
 
 } // namespace tidal
