@@ -115,6 +115,11 @@ TEST_CASE("host workers: threads still spinning from the last call are not woken
     SUBCASE("spin_us = 0: every call finds the worker asleep and wakes it")
     {
         HostWorkers workers(2, {}, 0us);
+        // On a loaded machine the worker may not have run at all before the copies end (the
+        // caller takes every slice): wait until it has gone to sleep once, so a copy must wake it.
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (workers.stats().sleeps == 0 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
         const HostWorkers::Stats s = copies(workers);
         CHECK(s.runs == 20);
         CHECK(s.wakes >= 1);
