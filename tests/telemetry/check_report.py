@@ -20,7 +20,7 @@ LEAKY, SCHEMA_PATH = sys.argv[1:3]
 TOOL = sys.argv[3] if len(sys.argv) > 3 else None
 SCHEMA = json.load(open(SCHEMA_PATH, encoding="utf-8"))
 KNOWN = {"$schema", "$id", "title", "description", "type", "required", "properties",
-         "additionalProperties", "items", "enum", "minimum", "maximum"}
+         "additionalProperties", "items", "enum", "minimum", "maximum", "$defs", "$ref"}
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
          "integer": int, "number": (int, float)}
 failures = []
@@ -31,10 +31,18 @@ def check(value, schema, where="$"):
     unknown = set(schema) - KNOWN
     if unknown:
         return [f"{where}: schema keyword(s) {sorted(unknown)} not checked by this test"]
+    if "$ref" in schema:  # only "#/$defs/NAME", the one form the schema uses
+        ref = schema["$ref"]
+        if not ref.startswith("#/$defs/") or ref[len("#/$defs/"):] not in SCHEMA.get("$defs", {}):
+            return [f"{where}: unresolved $ref {ref!r}"]
+        return check(value, SCHEMA["$defs"][ref[len("#/$defs/"):]], where)
     problems = []
     t = schema.get("type")
-    if t:
-        ok = isinstance(value, TYPES[t]) and not (t in ("integer", "number") and isinstance(value, bool))
+    if t:  # one type name, or a list of them ("null" among them for a figure that may be unknown)
+        names = t if isinstance(t, list) else [t]
+        ok = any(value is None if n == "null" else
+                 isinstance(value, TYPES[n]) and not (n in ("integer", "number") and isinstance(value, bool))
+                 for n in names)
         if not ok:
             return [f"{where}: {value!r} is not {t}"]
     if "enum" in schema and value not in schema["enum"]:
@@ -76,6 +84,8 @@ def run(config, stats):
 # The checker itself must refuse what it should (a test that passes everything proves nothing).
 expect(check({"schema": "tidal-stats/1"}, SCHEMA), "the checker refuses a snapshot missing required keys")
 expect(check([], SCHEMA), "the checker refuses a value of the wrong type")
+expect(not check(None, {"$ref": "#/$defs/faults"}) and check({}, {"$ref": "#/$defs/faults"}) and
+       check(None, {"type": "object"}), "the checker takes null only where the schema allows it")
 
 tmp = tempfile.mkdtemp(prefix="tidal-telemetry-")
 path = os.path.join(tmp, "stats.json")
@@ -108,6 +118,13 @@ expect({t["tag"]: t["bytes"] for t in snapshot["by_tag"]} ==
        json.dumps(snapshot["by_tag"]))
 expect(any(p["kind"] == "device" and p["allocations"] >= 2 for p in snapshot["pools"]),
        "the device pool's counters are in", json.dumps(snapshot["pools"]))
+# The simulated device counts page faults: real zeros here (no kernel ran), per device and per
+# tag, the managed group with its allocation's size ("faults": null is for runtimes that count none).
+expect(all(isinstance(d.get("faults"), dict) and d["faults"]["count"] == 0 for d in snapshot["devices"]),
+       "each simulated device's faults are counted (none)", json.dumps(snapshot["devices"]))
+expect({t["tag"]: (t["faults"] or {}).get("largest_allocation_bytes") for t in snapshot["by_tag"]} ==
+       {"model/weights": 0, "model/kv": 8192, "io": 0}, "each tag's faults, against its largest managed buffer",
+       json.dumps(snapshot["by_tag"]))
 
 # 2. leak_backtrace: each leak names its allocating call site, in text and JSON; tag groups.
 r = run('runtime = "sim"\n[telemetry]\nleak_backtrace = true\ntag_depth = 1\n', path)
