@@ -358,7 +358,7 @@ TEST_CASE("paging counts: faults by origin, link reads and prefetch moves, per d
     void *m = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
     REQUIRE(s.ops->kernel_touch(s.rt, 0, m, 2 * kPage, 0, nullptr) == 0);          // 2 faults
     REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, 0, nullptr) == 0);                  // 2 pages move in
-    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, kHost, nullptr) == 0);              // 4 pages move out
+    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, TIDAL_RT_LOCATION_HOST, nullptr) == 0); // 4 pages move out
     void *mapped = s.alloc(TIDAL_KIND_MANAGED, kPage);
     REQUIRE(s.ops->advise(s.rt, mapped, kPage, TIDAL_RT_ADVISE_SET_ACCESSED_BY, 0) == 0);
     REQUIRE(s.ops->kernel_touch(s.rt, 0, mapped, kPage, 0, nullptr) == 0);          // over the link
