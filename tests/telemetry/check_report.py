@@ -3,11 +3,12 @@
 snapshot (JSON, TIDAL_STATS=FILE|stderr), validated against docs/stats.schema.json; call sites
 with [telemetry] leak_backtrace = true; `tidal stats FILE` on the file.
 
-Usage: check_report.py LEAKY_PROGRAM SCHEMA [TIDAL_TOOL]
+Usage: check_report.py LEAKY_PROGRAM SCHEMA PAGING_REUSE_PROGRAM [TIDAL_TOOL]
 
 python3-jsonschema is no dependency of tidal: check() below validates the subset of JSON Schema
 the schema uses (type, required, properties, additionalProperties, items, enum, minimum,
-maximum) and fails on any other keyword, so the schema cannot grow past what is checked.
+maximum, type lists with "null", and "$ref" to "#/$defs/NAME") and fails on any other keyword,
+so the schema cannot grow past what is checked.
 """
 import json
 import os
@@ -16,8 +17,8 @@ import subprocess
 import sys
 import tempfile
 
-LEAKY, SCHEMA_PATH = sys.argv[1:3]
-TOOL = sys.argv[3] if len(sys.argv) > 3 else None
+LEAKY, SCHEMA_PATH, PAGING_REUSE = sys.argv[1:4]
+TOOL = sys.argv[4] if len(sys.argv) > 4 else None
 SCHEMA = json.load(open(SCHEMA_PATH, encoding="utf-8"))
 KNOWN = {"$schema", "$id", "title", "description", "type", "required", "properties",
          "additionalProperties", "items", "enum", "minimum", "maximum", "$defs", "$ref"}
@@ -147,6 +148,18 @@ expect(len(lines) == 1, "one JSON line on stderr", r.stderr)
 if lines:
     problems = check(json.loads(lines[0]), SCHEMA)
     expect(not problems, "the stderr snapshot validates", "\n".join(problems))
+
+# 3b. A freed managed buffer's faults stay with its tag; its pooled block's next owner (another
+# tag, no kernel) starts from zero.
+r = subprocess.run([PAGING_REUSE, 'runtime = "sim"\n'], capture_output=True, text=True, timeout=60,
+                   env={**os.environ, "TIDAL_LOG_LEVEL": "warn", "TIDAL_STATS": path})
+expect(r.returncode == 0, "paging_reuse runs (the pool hands the block back)", r.stderr)
+snapshot = json.load(open(path, encoding="utf-8"))
+faults = {t["tag"]: t["faults"] for t in snapshot["by_tag"]}
+expect(not check(snapshot, SCHEMA) and faults.get("touched", {}).get("count", 0) > 0 and
+       faults["touched"]["from_host"]["bytes"] >= 1 << 20 and faults.get("untouched", {}).get("count") == 0 and
+       faults["untouched"]["largest_allocation_bytes"] == 1 << 20,
+       "faults stay with the freed buffer's tag; the block's next owner starts from zero", json.dumps(faults))
 
 # 4. `tidal stats FILE` prints the snapshot as tables; a broken file is a clear error.
 if TOOL:
