@@ -123,7 +123,7 @@ expect(any(p["kind"] == "device" and p["allocations"] >= 2 for p in snapshot["po
 # tag, the managed group with its allocation's size ("faults": null is for runtimes that count none).
 expect(all(isinstance(d.get("faults"), dict) and d["faults"]["count"] == 0 for d in snapshot["devices"]),
        "each simulated device's faults are counted (none)", json.dumps(snapshot["devices"]))
-expect({t["tag"]: (t["faults"] or {}).get("largest_allocation_bytes") for t in snapshot["by_tag"]} ==
+expect({t["tag"]: (t.get("faults") or {}).get("largest_allocation_bytes") for t in snapshot["by_tag"]} ==
        {"model/weights": 0, "model/kv": 8192, "io": 0}, "each tag's faults, against its largest managed buffer",
        json.dumps(snapshot["by_tag"]))
 
@@ -155,7 +155,7 @@ r = subprocess.run([PAGING_REUSE, 'runtime = "sim"\n'], capture_output=True, tex
                    env={**os.environ, "TIDAL_LOG_LEVEL": "warn", "TIDAL_STATS": path})
 expect(r.returncode == 0, "paging_reuse runs (the pool hands the block back)", r.stderr)
 snapshot = json.load(open(path, encoding="utf-8"))
-faults = {t["tag"]: t["faults"] for t in snapshot["by_tag"]}
+faults = {t["tag"]: t.get("faults") or {} for t in snapshot["by_tag"]}
 expect(not check(snapshot, SCHEMA) and faults.get("touched", {}).get("count", 0) > 0 and
        faults["touched"]["from_host"]["bytes"] >= 1 << 20 and faults.get("untouched", {}).get("count") == 0 and
        faults["untouched"]["largest_allocation_bytes"] == 1 << 20,
