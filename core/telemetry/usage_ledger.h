@@ -2,7 +2,9 @@
 // snapshot is taken. Nothing is counted per allocation (the pooled alloc+free pair stays as it
 // was), so the peaks kept here are the highest values snapshots saw, not running peaks: the
 // running peaks tidal has are the pools' and the scheduler's (in the snapshot's "pools" and
-// "devices").
+// "devices"). The one thing kept per free is a managed buffer's paging counts (retire), on a
+// runtime that counts paging: managed frees already leave the pooled fast path. A snapshot taken
+// while another thread frees may count that buffer's faults twice (live, then retired).
 #pragma once
 
 #include <cstdint>
