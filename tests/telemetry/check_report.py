@@ -168,6 +168,8 @@ if TOOL:
     expect(t.returncode == 0, "tidal stats FILE succeeds", t.stderr)
     expect(re.search(r"model/kv\s+8192\s+1", t.stdout), "tidal stats shows the tag table", t.stdout)
     expect("TIDAL_ERROR_UNKNOWN_POINTER" in t.stdout and "leaks" in t.stdout, "errors and leaks", t.stdout)
+    expect(re.search(r"page faults\n.*\ndevice 0 +0 +0 ", t.stdout) and re.search(r"\nmodel/kv +0 ", t.stdout),
+           "tidal stats shows the page faults by device and tag", t.stdout)
     bad = os.path.join(tmp, "bad.json")
     with open(bad, "w") as f:
         f.write('{"schema": "tidal-stats/1",\n "live": [\n')
