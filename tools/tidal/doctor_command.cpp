@@ -19,13 +19,13 @@ namespace tidal_tool {
 namespace {
 
 struct DoctorOptions {
-    std::string trace;
+    std::string file; // a trace or a statistics snapshot
     std::string config;
     std::string profile;
     bool json = false;
 };
 
-// The findings of either diagnosis, as text after `header` or as JSON with `source`.
+// The findings of either diagnosis as text under `header`, then what the input cannot tell.
 void print_findings(const std::string &header, const std::vector<Finding> &found, const std::vector<std::string> &blind)
 {
     fmt::print("{}\n", header);
@@ -48,6 +48,7 @@ void print_findings(const std::string &header, const std::vector<Finding> &found
         fmt::print("  - {}\n", b);
 }
 
+// The same as JSON: `j` names the input, "cannot_tell" only where `blind` is given.
 void print_json(nlohmann::json j, const std::vector<Finding> &found, const std::vector<std::string> *blind)
 {
     j["findings"] = nlohmann::json::array();
@@ -65,21 +66,21 @@ int diagnose_snapshot(const DoctorOptions &o, const nlohmann::json &snapshot)
     if (!o.config.empty() || !o.profile.empty()) {
         fmt::print(stderr, "tidal doctor: {} is a statistics snapshot, read as it is: --config and --profile replay a "
                            "trace and do not apply\n",
-                   o.trace);
+                   o.file);
         return 1;
     }
     try {
         const SnapshotDoctor doctor(snapshot);
         if (o.json)
-            print_json({{"snapshot", o.trace}, {"runtime", snapshot.value("runtime", std::string())}},
+            print_json({{"snapshot", o.file}, {"runtime", snapshot.value("runtime", std::string())}},
                        doctor.findings(), &doctor.blind_spots());
         else
-            print_findings(fmt::format("statistics snapshot {}: the counters of a context on the {} runtime", o.trace,
+            print_findings(fmt::format("statistics snapshot {}: the counters of a context on the {} runtime", o.file,
                                        snapshot.value("runtime", std::string("?"))),
                            doctor.findings(), doctor.blind_spots());
     } catch (const nlohmann::json::exception &e) {
         fmt::print(stderr, "tidal doctor: {} is not a statistics snapshot as docs/stats.schema.json describes it: {}\n",
-                   o.trace, e.what());
+                   o.file, e.what());
         return 1;
     }
     return 0;
@@ -87,9 +88,9 @@ int diagnose_snapshot(const DoctorOptions &o, const nlohmann::json &snapshot)
 
 int run_doctor(const DoctorOptions &o)
 {
-    std::ifstream in(o.trace, std::ios::binary);
+    std::ifstream in(o.file, std::ios::binary);
     if (!in) {
-        fmt::print(stderr, "tidal doctor: cannot open {}\n", o.trace);
+        fmt::print(stderr, "tidal doctor: cannot open {}\n", o.file);
         return 1;
     }
     std::ostringstream text;
@@ -98,7 +99,7 @@ int run_doctor(const DoctorOptions &o)
         return diagnose_snapshot(o, snapshot);
     Trace trace;
     try {
-        trace = read_trace(o.trace);
+        trace = read_trace(o.file);
     } catch (const TraceError &e) {
         fmt::print(stderr, "tidal doctor: {}\n", e.what());
         return 1;
@@ -117,7 +118,7 @@ int run_doctor(const DoctorOptions &o)
     tidal_context_destroy(ctx);
     const std::vector<Finding> found = doctor.findings();
     if (o.json)
-        print_json({{"trace", o.trace}}, found, nullptr);
+        print_json({{"trace", o.file}}, found, nullptr);
     else
         print_findings(fmt::format("trace {}: {} calls recorded on {}, replayed on the simulated device", trace.path,
                                    trace.records.size(), trace.runtime),
@@ -145,7 +146,7 @@ void add_doctor_command(CLI::App &app)
                   "buffer and tidal's evictions. Its page-fault counts come from the simulated device (a GPU runtime "
                   "counts none); counters have no order, so a snapshot's findings name no line, and the doctor lists "
                   "what they cannot tell. Each finding names the buffer by tag and prints its fix ready to paste.");
-    cmd->add_option("FILE", o->trace, "The trace or statistics snapshot")->required()->type_name("FILE");
+    cmd->add_option("FILE", o->file, "The trace or statistics snapshot")->required()->type_name("FILE");
     cmd->add_option("--config", o->config, "Configuration to replay a trace under (default: built-in defaults)")->type_name("FILE");
     cmd->add_option("--profile", o->profile, "Hardware profile of the simulated device (a file or a built-in name)")
         ->type_name("FILE");
