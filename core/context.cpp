@@ -491,6 +491,20 @@ void Context::unset_advice(const AllocationRecord &r) noexcept
     }
 }
 
+void Context::retire_paging(const AllocationRecord &r) noexcept
+{
+    if (!runtime_->supports(RuntimeOp::paging))
+        return;
+    tidal_rt_paging_stats counts{};
+    if (int rc = runtime_->range_paging(r.base, r.size, true, &counts); rc != 0) {
+        // Statistics never fail a free: the buffer's counts are lost, and the log says so.
+        log_warn(fmt::format("reading the page-fault counts of {} bytes at {} failed: {} ({}); the statistics miss them",
+                             r.size, r.base, runtime_->native_name(rc), rc));
+        return;
+    }
+    usage_.retire(r, counts);
+}
+
 void Context::release_record(const AllocationRecord &r, const pool::StreamHandle *stream) noexcept
 {
     if (r.kind == TIDAL_KIND_ELASTIC) {
@@ -561,6 +575,7 @@ void Context::release_unpooled(const AllocationRecord &r, const pool::StreamHand
         return;
     }
     if (TIDAL_KIND_IS_MANAGED(r.kind)) {
+        retire_paging(r);      // before its block finds a new owner, who starts from zero
         scheduler_->forget(r); // before its advice goes and its block finds a new owner
         if (splits_->any())
             splits_->remove(r);
@@ -1043,14 +1058,24 @@ telemetry::StatsSnapshot Context::stats()
     telemetry::StatsSnapshot s;
     s.runtime = runtime_->name();
     s.tag_depth = settings_.telemetry.tag_depth;
-    usage_.observe(registry_.live(), s);
+    const bool paging = runtime_->supports(RuntimeOp::paging); // the simulated device counts faults
+    const telemetry::UsageLedger::PagingReader read_paging = [this](const AllocationRecord &r) {
+        tidal_rt_paging_stats p{};
+        runtime_->check(runtime_->range_paging(r.base, r.size, false, &p),
+                        fmt::format("reading the page-fault counts of {} bytes at {}", r.size, r.base));
+        return p;
+    };
+    usage_.observe(registry_.live(), s, paging ? &read_paging : nullptr);
     const int32_t count = runtime_->device_count();
     for (int k = TIDAL_KIND_AUTO + 1; k < TIDAL_KIND_COUNT; ++k)
         for (int32_t d = 0; d < count && d < pool::PoolSet::kMaxDevices; ++d)
             if (pools_->find(static_cast<tidal_kind>(k), d))
                 s.pools.push_back({static_cast<tidal_kind>(k), d, pools_->stats(static_cast<tidal_kind>(k), d)});
-    for (int32_t d = 0; d < count; ++d)
-        s.devices.push_back({d, migration_stats(d)});
+    for (int32_t d = 0; d < count; ++d) {
+        s.devices.push_back({d, migration_stats(d), std::nullopt});
+        if (paging)
+            s.devices.back().paging = runtime_->paging_stats(d);
+    }
     s.errors = errors_.nonzero();
     return s;
 }

@@ -118,6 +118,8 @@ private:
     void *allocate_routed(const DecisionCache::Key &key, const Decision &decision, const DecisionCache::Route &route);
     void apply_advice(const AllocationRecord &record);
     void unset_advice(const AllocationRecord &record) noexcept;
+    // A managed allocation's page-fault counts into the statistics, read (and zeroed) as it goes.
+    void retire_paging(const AllocationRecord &record) noexcept;
     void release_record(const AllocationRecord &record, const pool::StreamHandle *stream = nullptr) noexcept;
     // A pooled block back to its pool (stream-ordered when `stream` is given); a failure is
     // logged: the block is the pool's either way.

@@ -10,13 +10,14 @@
 
 namespace tidal {
 
-inline constexpr std::array<std::string_view, 41> kFaultOperations = {
+inline constexpr std::array<std::string_view, 43> kFaultOperations = {
     "alloc", "free", "prefetch", "advise", "memcpy", "memset", "register", "create", "kernel",
     "unregister", "device_count", "device_props", "mem_info", "pointer_kind", "query_range",
     "stream_create", "stream_destroy", "stream_synchronize", "event_create", "event_destroy",
     "event_record", "stream_wait_event", "event_synchronize", "event_query", "event_elapsed_ms",
     "device_synchronize", "clock", "vmm_granularity", "vmm_reserve", "vmm_release", "vmm_create",
     "vmm_destroy", "vmm_map", "vmm_set_access", "vmm_unmap", "host_copy", "peer_info", "peer_enable", "memcpy_peer", "range_push", "range_pop",
+    "paging_stats", "range_paging",
 };
 
 } // namespace tidal

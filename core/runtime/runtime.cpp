@@ -56,6 +56,7 @@ constexpr OpInfo kOps[] = {
     {"peer access between devices", "copies between devices stage through pinned host memory"},
     {"the atomic-set kernel", kKernelHint},
     {"profiler ranges", "leave [telemetry] ranges off on this runtime"},
+    {"counting page faults", "only the simulated device counts them"},
 };
 static_assert(std::size(kOps) == static_cast<size_t>(RuntimeOp::count_), "one entry per RuntimeOp");
 
@@ -100,6 +101,7 @@ bool present(const tidal_rt_ops &o, RuntimeOp op) noexcept
     case RuntimeOp::peer: return o.peer_info && o.peer_enable && o.memcpy_peer;
     case RuntimeOp::kernel_atomic_set: return o.kernel_atomic_set;
     case RuntimeOp::ranges: return o.range_push && o.range_pop;
+    case RuntimeOp::paging: return o.paging_stats && o.range_paging;
     case RuntimeOp::count_: break;
     }
     return false;
@@ -630,6 +632,25 @@ void Runtime::memcpy_peer(void *dst, int32_t dst_device, const void *src, int32_
         return fmt::format("copying {} bytes from device {} ({}) to device {} ({})", size, src_device, src,
                            dst_device, dst);
     });
+}
+
+tidal_rt_paging_stats Runtime::paging_stats(int32_t device, CallDescription what)
+{
+    require(RuntimeOp::paging);
+    tidal_rt_paging_stats stats{};
+    stats.struct_size = sizeof stats;
+    check(ops_->paging_stats(instance_, device, &stats), what,
+          [&] { return fmt::format("reading device {}'s page-fault counts", device); });
+    return stats;
+}
+
+int Runtime::range_paging(const void *ptr, size_t size, bool reset, tidal_rt_paging_stats *out) const noexcept
+{
+    if (!supports(RuntimeOp::paging))
+        return kNativeNotSupported;
+    *out = {};
+    out->struct_size = sizeof *out;
+    return ops_->range_paging(instance_, ptr, size, reset ? 1 : 0, out);
 }
 
 } // namespace tidal

@@ -58,6 +58,7 @@ enum class RuntimeOp : uint8_t {
     peer,                // peer_info + peer_enable + memcpy_peer
     kernel_atomic_set,
     ranges,              // range_push + range_pop (profiler ranges)
+    paging,              // paging_stats + range_paging (demand-paging counts; the simulated device)
     count_
 };
 
@@ -223,6 +224,10 @@ public:
     bool ranges_on() const noexcept { return ranges_; }
     int range_push(const char *name) const noexcept { return ops_->range_push(instance_, name); }
     int range_pop() const noexcept { return ops_->range_pop(instance_); }
+    // Demand paging as the runtime counted it (RuntimeOp::paging): per device, and for one
+    // managed allocation's pages (read and, with `reset`, zeroed; noexcept for the free path).
+    tidal_rt_paging_stats paging_stats(int32_t device, CallDescription what = {});
+    int range_paging(const void *ptr, size_t size, bool reset, tidal_rt_paging_stats *out) const noexcept;
 
     // Throws the translated error for a non-zero native code (one a noexcept call returned).
     void check(int native, CallDescription what) const

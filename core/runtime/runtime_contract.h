@@ -145,6 +145,23 @@ typedef struct tidal_rt_peer_info {
     double latency;           /* seconds per transfer; 0 unknown */
 } tidal_rt_peer_info;
 
+/* What a runtime counted of demand paging (paging_stats, range_paging). Only a runtime that
+ * models paging fills it (the simulated device); a GPU runtime leaves both entry points NULL and
+ * the core reports the figures as unknown, never as 0. Bytes are whole pages. */
+typedef struct tidal_rt_paging_stats {
+    size_t struct_size;
+    uint64_t faults_from_host;      /* serviced page faults that brought a page from the host */
+    uint64_t fault_bytes_from_host;
+    uint64_t faults_from_peer;      /* ... from another device */
+    uint64_t fault_bytes_from_peer;
+    uint64_t link_bytes;            /* kernel traffic on managed memory served over the link
+                                       without migrating (XNACK off, mapped pages, full device) */
+    uint64_t link_page_bytes;       /* the pages those kernels reached over the link, a page
+                                       counted once per kernel: comparable with a buffer's size */
+    uint64_t moved_to_device_bytes; /* bytes prefetch moved (or duplicated) to a device */
+    uint64_t moved_to_host_bytes;   /* bytes prefetch moved from a device to the host */
+} tidal_rt_paging_stats;
+
 typedef struct tidal_rt_ops {
     uint32_t abi_version;
     uint32_t struct_size;
@@ -334,6 +351,16 @@ typedef struct tidal_rt_ops {
      *  range_pop:  closes the innermost range the calling thread opened. */
     int (*range_push)(void *rt, const char *name);
     int (*range_pop)(void *rt);
+    /* Appended after range_pop; optional as a pair (both or neither; NULL: the statistics
+     * snapshot reports faults as unknown). Demand paging as the runtime counted it.
+     *  paging_stats: what kernels on `device` faulted in, read over the link, and what prefetch
+     *                moved into `device` and out of it to the host, since create().
+     *  range_paging: the same, summed over every device, for the pages covering [ptr, ptr+size)
+     *                of one managed allocation; `reset` != 0 zeroes those pages' counts after
+     *                reading (the core reads a buffer's counts when it is freed, so that a
+     *                pooled block's next owner starts from zero). */
+    int (*paging_stats)(void *rt, int32_t device, tidal_rt_paging_stats *out);
+    int (*range_paging)(void *rt, const void *ptr, size_t size, int32_t reset, tidal_rt_paging_stats *out);
 } tidal_rt_ops;
 
 /*! A module's one exported symbol.

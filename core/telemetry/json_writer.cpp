@@ -109,6 +109,13 @@ JsonWriter &JsonWriter::value(double number)
     return *this;
 }
 
+JsonWriter &JsonWriter::null()
+{
+    separate();
+    out_ += "null";
+    return *this;
+}
+
 JsonWriter &JsonWriter::value(bool flag)
 {
     separate();

@@ -24,6 +24,7 @@ public:
     JsonWriter &value(uint32_t number) { return value(static_cast<uint64_t>(number)); }
     JsonWriter &value(double number);
     JsonWriter &value(bool flag);
+    JsonWriter &null();
     // key(name).value(v), the common case.
     template <typename T> JsonWriter &field(std::string_view name, T v) { return key(name).value(v); }
     // The text so far (complete once every object and array is closed).

@@ -15,6 +15,28 @@ void write_pair(JsonWriter &w, const char *name, const char *unit, uint64_t byte
     w.key(name).begin_object().field("bytes", bytes).field(unit, calls).end_object();
 }
 
+// Page faults by where the page came from, kernel reads over the link, and prefetch moves;
+// null where the runtime counts none (a GPU: no made-up 0).
+void write_paging(JsonWriter &w, const tidal_rt_paging_stats *p, const uint64_t *largest)
+{
+    w.key("faults");
+    if (!p) {
+        w.null();
+        return;
+    }
+    w.begin_object();
+    w.field("count", p->faults_from_host + p->faults_from_peer);
+    w.field("bytes", p->fault_bytes_from_host + p->fault_bytes_from_peer);
+    write_pair(w, "from_host", "count", p->fault_bytes_from_host, p->faults_from_host);
+    write_pair(w, "from_peer", "count", p->fault_bytes_from_peer, p->faults_from_peer);
+    w.field("link_bytes", p->link_bytes).field("link_page_bytes", p->link_page_bytes);
+    w.field("prefetched_to_device_bytes", p->moved_to_device_bytes);
+    w.field("prefetched_to_host_bytes", p->moved_to_host_bytes);
+    if (largest)
+        w.field("largest_allocation_bytes", *largest);
+    w.end_object();
+}
+
 void write_device(JsonWriter &w, const StatsSnapshot::DeviceRow &d)
 {
     const tidal_migration_stats &m = d.migration;
@@ -34,6 +56,7 @@ void write_device(JsonWriter &w, const StatsSnapshot::DeviceRow &d)
     w.key("evictions").begin_object().field("count", m.evictions).field("bytes", m.evicted_bytes).end_object();
     w.key("drops").begin_object().field("bytes", m.dropped_bytes).field("elastic_discarded_bytes", m.elastic_discarded);
     w.end_object();
+    write_paging(w, d.paging ? &*d.paging : nullptr, nullptr);
     w.end_object();
 }
 
@@ -70,6 +93,7 @@ std::string StatsSnapshot::to_json() const
     for (const TagRow &t : tags) {
         w.begin_object().field("tag", t.tag);
         write_usage(w, t.usage);
+        write_paging(w, t.paging ? &t.paging->counts : nullptr, t.paging ? &t.paging->largest_bytes : nullptr);
         w.end_object();
     }
     w.end_array();

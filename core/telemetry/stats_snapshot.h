@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "pool/pool_stats.h"
+#include "runtime/runtime_contract.h"
 #include "telemetry/leak_report.h"
 #include "tidal/tidal.h"
 
@@ -22,6 +24,13 @@ struct Usage {
     uint64_t peak_count = 0;
 };
 
+// Demand paging of one tag group's managed memory, as the runtime counted it (the simulated
+// device only), with the largest managed allocation counted: what the counts compare against.
+struct TagPaging {
+    tidal_rt_paging_stats counts{};
+    uint64_t largest_bytes = 0;
+};
+
 struct StatsSnapshot {
     struct KindRow {
         tidal_kind kind = TIDAL_KIND_AUTO;
@@ -31,6 +40,7 @@ struct StatsSnapshot {
     struct TagRow {
         std::string tag; // the group: the tag's first tag_depth parts ("" = untagged)
         Usage usage;
+        std::optional<TagPaging> paging; // unknown on a runtime that does not count paging
     };
     struct PoolRow {
         tidal_kind kind = TIDAL_KIND_AUTO;
@@ -40,6 +50,7 @@ struct StatsSnapshot {
     struct DeviceRow {
         int32_t device = 0;
         tidal_migration_stats migration = TIDAL_MIGRATION_STATS_INIT;
+        std::optional<tidal_rt_paging_stats> paging; // unknown on a runtime that does not count paging
     };
 
     std::string runtime;

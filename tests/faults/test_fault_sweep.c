@@ -3,7 +3,7 @@
  * with staged pageable copies, copies between devices (over the peer link and staged), copy_batch,
  * declarations under a budget, prefetch, advice,
  * registration, kernels, range and device queries, the clock, streams with async alloc/free
- * that are forgotten, used again and destroyed, pool trim), run once clean to count each
+ * that are forgotten, used again and destroyed, a statistics snapshot, pool trim), run once clean to count each
  * fault-injectable runtime operation's calls, then once per (operation, call) with that one
  * call failing. Every operation the simulated device can fail is swept (the names come from
  * its call-count file, so a new one is swept without touching this test). Every failure must
@@ -302,6 +302,15 @@ static void workload(tidal_context *ctx, struct outcome *o)
         }
         destroy_stream(ctx, o, "side stream destroy", &side);
     }
+
+    /* A statistics snapshot, which reads the simulated device's page-fault counts
+     * (paging_stats per device, range_paging for the managed buffer still live). */
+    char *stats = malloc(256 * KIB);
+    size_t stats_needed = 0;
+    if (stats == NULL)
+        abort();
+    step(o, "stats snapshot", tidal_stats_json(ctx, stats, 256 * KIB, &stats_needed));
+    free(stats);
 
     release(ctx, o, "free device", &dev);
     release(ctx, o, "free small device", &small);

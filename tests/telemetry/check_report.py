@@ -3,11 +3,12 @@
 snapshot (JSON, TIDAL_STATS=FILE|stderr), validated against docs/stats.schema.json; call sites
 with [telemetry] leak_backtrace = true; `tidal stats FILE` on the file.
 
-Usage: check_report.py LEAKY_PROGRAM SCHEMA [TIDAL_TOOL]
+Usage: check_report.py LEAKY_PROGRAM SCHEMA PAGING_REUSE_PROGRAM [TIDAL_TOOL]
 
 python3-jsonschema is no dependency of tidal: check() below validates the subset of JSON Schema
 the schema uses (type, required, properties, additionalProperties, items, enum, minimum,
-maximum) and fails on any other keyword, so the schema cannot grow past what is checked.
+maximum, type lists with "null", and "$ref" to "#/$defs/NAME") and fails on any other keyword,
+so the schema cannot grow past what is checked.
 """
 import json
 import os
@@ -16,11 +17,11 @@ import subprocess
 import sys
 import tempfile
 
-LEAKY, SCHEMA_PATH = sys.argv[1:3]
-TOOL = sys.argv[3] if len(sys.argv) > 3 else None
+LEAKY, SCHEMA_PATH, PAGING_REUSE = sys.argv[1:4]
+TOOL = sys.argv[4] if len(sys.argv) > 4 else None
 SCHEMA = json.load(open(SCHEMA_PATH, encoding="utf-8"))
 KNOWN = {"$schema", "$id", "title", "description", "type", "required", "properties",
-         "additionalProperties", "items", "enum", "minimum", "maximum"}
+         "additionalProperties", "items", "enum", "minimum", "maximum", "$defs", "$ref"}
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
          "integer": int, "number": (int, float)}
 failures = []
@@ -31,10 +32,18 @@ def check(value, schema, where="$"):
     unknown = set(schema) - KNOWN
     if unknown:
         return [f"{where}: schema keyword(s) {sorted(unknown)} not checked by this test"]
+    if "$ref" in schema:  # only "#/$defs/NAME", the one form the schema uses
+        ref = schema["$ref"]
+        if not ref.startswith("#/$defs/") or ref[len("#/$defs/"):] not in SCHEMA.get("$defs", {}):
+            return [f"{where}: unresolved $ref {ref!r}"]
+        return check(value, SCHEMA["$defs"][ref[len("#/$defs/"):]], where)
     problems = []
     t = schema.get("type")
-    if t:
-        ok = isinstance(value, TYPES[t]) and not (t in ("integer", "number") and isinstance(value, bool))
+    if t:  # one type name, or a list of them ("null" among them for a figure that may be unknown)
+        names = t if isinstance(t, list) else [t]
+        ok = any(value is None if n == "null" else
+                 isinstance(value, TYPES[n]) and not (n in ("integer", "number") and isinstance(value, bool))
+                 for n in names)
         if not ok:
             return [f"{where}: {value!r} is not {t}"]
     if "enum" in schema and value not in schema["enum"]:
@@ -76,6 +85,8 @@ def run(config, stats):
 # The checker itself must refuse what it should (a test that passes everything proves nothing).
 expect(check({"schema": "tidal-stats/1"}, SCHEMA), "the checker refuses a snapshot missing required keys")
 expect(check([], SCHEMA), "the checker refuses a value of the wrong type")
+expect(not check(None, {"$ref": "#/$defs/faults"}) and check({}, {"$ref": "#/$defs/faults"}) and
+       check(None, {"type": "object"}), "the checker takes null only where the schema allows it")
 
 tmp = tempfile.mkdtemp(prefix="tidal-telemetry-")
 path = os.path.join(tmp, "stats.json")
@@ -108,6 +119,13 @@ expect({t["tag"]: t["bytes"] for t in snapshot["by_tag"]} ==
        json.dumps(snapshot["by_tag"]))
 expect(any(p["kind"] == "device" and p["allocations"] >= 2 for p in snapshot["pools"]),
        "the device pool's counters are in", json.dumps(snapshot["pools"]))
+# The simulated device counts page faults: real zeros here (no kernel ran), per device and per
+# tag, the managed group with its allocation's size ("faults": null is for runtimes that count none).
+expect(all(isinstance(d.get("faults"), dict) and d["faults"]["count"] == 0 for d in snapshot["devices"]),
+       "each simulated device's faults are counted (none)", json.dumps(snapshot["devices"]))
+expect({t["tag"]: (t.get("faults") or {}).get("largest_allocation_bytes") for t in snapshot["by_tag"]} ==
+       {"model/weights": 0, "model/kv": 8192, "io": 0}, "each tag's faults, against its largest managed buffer",
+       json.dumps(snapshot["by_tag"]))
 
 # 2. leak_backtrace: each leak names its allocating call site, in text and JSON; tag groups.
 r = run('runtime = "sim"\n[telemetry]\nleak_backtrace = true\ntag_depth = 1\n', path)
@@ -131,6 +149,18 @@ if lines:
     problems = check(json.loads(lines[0]), SCHEMA)
     expect(not problems, "the stderr snapshot validates", "\n".join(problems))
 
+# 3b. A freed managed buffer's faults stay with its tag; its pooled block's next owner (another
+# tag, no kernel) starts from zero.
+r = subprocess.run([PAGING_REUSE, 'runtime = "sim"\n'], capture_output=True, text=True, timeout=60,
+                   env={**os.environ, "TIDAL_LOG_LEVEL": "warn", "TIDAL_STATS": path})
+expect(r.returncode == 0, "paging_reuse runs (the pool hands the block back)", r.stderr)
+snapshot = json.load(open(path, encoding="utf-8"))
+faults = {t["tag"]: t.get("faults") or {} for t in snapshot["by_tag"]}
+expect(not check(snapshot, SCHEMA) and faults.get("touched", {}).get("count", 0) > 0 and
+       faults["touched"]["from_host"]["bytes"] >= 1 << 20 and faults.get("untouched", {}).get("count") == 0 and
+       faults["untouched"]["largest_allocation_bytes"] == 1 << 20,
+       "faults stay with the freed buffer's tag; the block's next owner starts from zero", json.dumps(faults))
+
 # 4. `tidal stats FILE` prints the snapshot as tables; a broken file is a clear error.
 if TOOL:
     run('runtime = "sim"\n', path)
@@ -138,6 +168,8 @@ if TOOL:
     expect(t.returncode == 0, "tidal stats FILE succeeds", t.stderr)
     expect(re.search(r"model/kv\s+8192\s+1", t.stdout), "tidal stats shows the tag table", t.stdout)
     expect("TIDAL_ERROR_UNKNOWN_POINTER" in t.stdout and "leaks" in t.stdout, "errors and leaks", t.stdout)
+    expect(re.search(r"page faults\n.*\ndevice 0 +0 +0 ", t.stdout) and re.search(r"\nmodel/kv +0 ", t.stdout),
+           "tidal stats shows the page faults by device and tag", t.stdout)
     bad = os.path.join(tmp, "bad.json")
     with open(bad, "w") as f:
         f.write('{"schema": "tidal-stats/1",\n "live": [\n')

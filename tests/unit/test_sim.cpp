@@ -352,6 +352,56 @@ TEST_CASE("xnack on: a kernel touching host-resident managed pages migrates them
     CHECK(tight.sim().resident_bytes(0) == 2 * kPage);
 }
 
+TEST_CASE("paging counts: faults by origin, link reads and prefetch moves, per device and per page range")
+{
+    Sim s(make_settings());
+    void *m = s.alloc(TIDAL_KIND_MANAGED, 4 * kPage);
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, m, 2 * kPage, 0, nullptr) == 0);          // 2 faults
+    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, 0, nullptr) == 0);                  // 2 pages move in
+    REQUIRE(s.ops->prefetch(s.rt, m, 4 * kPage, TIDAL_RT_LOCATION_HOST, nullptr) == 0); // 4 pages move out
+    void *mapped = s.alloc(TIDAL_KIND_MANAGED, kPage);
+    REQUIRE(s.ops->advise(s.rt, mapped, kPage, TIDAL_RT_ADVISE_SET_ACCESSED_BY, 0) == 0);
+    REQUIRE(s.ops->kernel_touch(s.rt, 0, mapped, kPage, 0, nullptr) == 0);          // over the link
+
+    tidal_rt_paging_stats d{};
+    d.struct_size = sizeof d;
+    REQUIRE(s.ops->paging_stats(s.rt, 0, &d) == 0);
+    CHECK(d.struct_size == sizeof d);
+    CHECK(d.faults_from_host == 2);
+    CHECK(d.fault_bytes_from_host == 2 * kPage);
+    CHECK(d.faults_from_peer == 0);
+    CHECK(d.moved_to_device_bytes == 2 * kPage);
+    CHECK(d.moved_to_host_bytes == 4 * kPage);
+    CHECK(d.link_bytes == kPage * 8 / 4096);
+    CHECK(d.link_page_bytes == kPage);
+    CHECK(s.ops->paging_stats(s.rt, 1, &d) == 101); // hipErrorInvalidDevice
+
+    tidal_rt_paging_stats r{};
+    REQUIRE(s.ops->range_paging(s.rt, m, 4 * kPage, 0, &r) == 0);
+    CHECK(r.fault_bytes_from_host == 2 * kPage);
+    CHECK(r.moved_to_device_bytes == 2 * kPage);
+    CHECK(r.moved_to_host_bytes == 4 * kPage);
+    CHECK(r.link_page_bytes == 0);
+    // One page of the range: its own counts only (a block of a pooled allocation).
+    REQUIRE(s.ops->range_paging(s.rt, static_cast<char *>(m) + 3 * kPage, kPage, 0, &r) == 0);
+    CHECK(r.faults_from_host == 0);
+    CHECK(r.moved_to_host_bytes == kPage);
+    // Read with reset, as the core does when a buffer is freed: the next owner starts from zero,
+    // the device's totals keep everything.
+    REQUIRE(s.ops->range_paging(s.rt, m, 4 * kPage, 1, &r) == 0);
+    CHECK(r.faults_from_host == 2);
+    REQUIRE(s.ops->range_paging(s.rt, m, 4 * kPage, 0, &r) == 0);
+    CHECK(r.faults_from_host == 0);
+    CHECK(r.moved_to_host_bytes == 0);
+    REQUIRE(s.ops->paging_stats(s.rt, 0, &d) == 0);
+    CHECK(d.faults_from_host == 2);
+    REQUIRE(s.ops->range_paging(s.rt, mapped, kPage, 0, &r) == 0);
+    CHECK(r.link_page_bytes == kPage);
+    // Only managed memory has pages to count.
+    void *dev = s.alloc(TIDAL_KIND_DEVICE, kPage);
+    CHECK(s.ops->range_paging(s.rt, dev, kPage, 0, &r) == 1); // hipErrorInvalidValue
+}
+
 TEST_CASE("xnack off: managed pages stay on the host and are read over the link")
 {
     SimSettings settings = make_settings("amd", true);
@@ -657,6 +707,7 @@ TEST_CASE("every fault operation parses and fails its entry point")
         float ms = 0;
         double seconds = 0;
         tidal_rt_device_props props{};
+        tidal_rt_paging_stats paging{};
         const std::map<std::string_view, std::function<int()>> call = {
             {"alloc", [&] { return o.alloc(rt, TIDAL_KIND_DEVICE, 0, kPage, &made); }},
             {"free", [&] { return o.free(rt, TIDAL_KIND_DEVICE, 0, device, kPage); }},
@@ -702,6 +753,8 @@ TEST_CASE("every fault operation parses and fails its entry point")
             {"memcpy_peer", [&] { return o.memcpy_peer(rt, device1, 1, device, 0, kPage, stream); }},
             {"range_push", [&] { return o.range_push(rt, "test"); }},
             {"range_pop", [&] { return o.range_pop(rt); }},
+            {"paging_stats", [&] { return o.paging_stats(rt, 0, &paging); }},
+            {"range_paging", [&] { return o.range_paging(rt, managed, kPage, 0, &paging); }},
         };
         const auto it = call.find(name);
         REQUIRE_MESSAGE(it != call.end(), "no call for this operation in the test");

@@ -1,10 +1,15 @@
-// `tidal doctor TRACE`: replays the trace on the simulated device and names, per buffer, the
-// seed's three symptoms and host/device alternation, each with the fix to paste.
+// `tidal doctor FILE`: a trace (replayed on the simulated device) or a statistics snapshot (read
+// from its counters); names, per buffer, the seed's three symptoms and host/device alternation,
+// each with the fix to paste.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "byte_sizes.h"
+#include "snapshot_doctor.h"
 #include "tool_commands.h"
 #include "trace_doctor.h"
 #include "trace_file.h"
@@ -14,24 +19,22 @@ namespace tidal_tool {
 namespace {
 
 struct DoctorOptions {
-    std::string trace;
+    std::string file; // a trace or a statistics snapshot
     std::string config;
     std::string profile;
     bool json = false;
 };
 
-void print_findings(const Trace &t, const std::vector<Finding> &found)
+// The findings of either diagnosis as text under `header`, then what the input cannot tell.
+void print_findings(const std::string &header, const std::vector<Finding> &found, const std::vector<std::string> &blind)
 {
-    fmt::print("trace {}: {} calls recorded on {}, replayed on the simulated device\n", t.path, t.records.size(),
-               t.runtime);
-    if (found.empty()) {
+    fmt::print("{}\n", header);
+    if (found.empty())
         fmt::print("no finding: no first-access latency, thrashing, fault-bound kernels or host/device alternation\n");
-        return;
-    }
     for (size_t i = 0; i < found.size(); ++i) {
         const Finding &f = found[i];
-        fmt::print("\n{}. {}: \"{}\" ({}), from line {}\n   {}\n   fix:\n", i + 1, f.symptom, f.tag, format_bytes(f.size),
-                   f.line, f.evidence);
+        fmt::print("\n{}. {}: \"{}\" ({}){}\n   {}\n   fix:\n", i + 1, f.symptom, f.tag, format_bytes(f.size),
+                   f.line ? fmt::format(", from line {}", f.line) : std::string(), f.evidence);
         size_t start = 0;
         while (start < f.fix.size()) {
             const size_t end = std::min(f.fix.find('\n', start), f.fix.size());
@@ -39,13 +42,64 @@ void print_findings(const Trace &t, const std::vector<Finding> &found)
             start = end + 1;
         }
     }
+    if (!blind.empty())
+        fmt::print("\nwhat these counters cannot tell:\n");
+    for (const std::string &b : blind)
+        fmt::print("  - {}\n", b);
+}
+
+// The same as JSON: `j` names the input, "cannot_tell" only where `blind` is given.
+void print_json(nlohmann::json j, const std::vector<Finding> &found, const std::vector<std::string> *blind)
+{
+    j["findings"] = nlohmann::json::array();
+    for (const Finding &f : found)
+        j["findings"].push_back({{"symptom", f.symptom}, {"tag", f.tag}, {"size", f.size}, {"line", f.line},
+                                 {"evidence", f.evidence}, {"fix", f.fix}});
+    if (blind)
+        j["cannot_tell"] = *blind;
+    fmt::print("{}\n", j.dump(2));
+}
+
+// A statistics snapshot: diagnosed from its counters as they are, nothing replayed.
+int diagnose_snapshot(const DoctorOptions &o, const nlohmann::json &snapshot)
+{
+    if (!o.config.empty() || !o.profile.empty()) {
+        fmt::print(stderr, "tidal doctor: {} is a statistics snapshot, read as it is: --config and --profile replay a "
+                           "trace and do not apply\n",
+                   o.file);
+        return 1;
+    }
+    try {
+        const SnapshotDoctor doctor(snapshot);
+        if (o.json)
+            print_json({{"snapshot", o.file}, {"runtime", snapshot.value("runtime", std::string())}},
+                       doctor.findings(), &doctor.blind_spots());
+        else
+            print_findings(fmt::format("statistics snapshot {}: the counters of a context on the {} runtime", o.file,
+                                       snapshot.value("runtime", std::string("?"))),
+                           doctor.findings(), doctor.blind_spots());
+    } catch (const nlohmann::json::exception &e) {
+        fmt::print(stderr, "tidal doctor: {} is not a statistics snapshot as docs/stats.schema.json describes it: {}\n",
+                   o.file, e.what());
+        return 1;
+    }
+    return 0;
 }
 
 int run_doctor(const DoctorOptions &o)
 {
+    std::ifstream in(o.file, std::ios::binary);
+    if (!in) {
+        fmt::print(stderr, "tidal doctor: cannot open {}\n", o.file);
+        return 1;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (nlohmann::json snapshot; is_stats_snapshot(text.str(), &snapshot))
+        return diagnose_snapshot(o, snapshot);
     Trace trace;
     try {
-        trace = read_trace(o.trace);
+        trace = read_trace(o.file);
     } catch (const TraceError &e) {
         fmt::print(stderr, "tidal doctor: {}\n", e.what());
         return 1;
@@ -63,15 +117,12 @@ int run_doctor(const DoctorOptions &o)
     }
     tidal_context_destroy(ctx);
     const std::vector<Finding> found = doctor.findings();
-    if (o.json) {
-        nlohmann::json j = {{"trace", o.trace}, {"findings", nlohmann::json::array()}};
-        for (const Finding &f : found)
-            j["findings"].push_back({{"symptom", f.symptom}, {"tag", f.tag}, {"size", f.size}, {"line", f.line},
-                                     {"evidence", f.evidence}, {"fix", f.fix}});
-        fmt::print("{}\n", j.dump(2));
-    } else {
-        print_findings(trace, found);
-    }
+    if (o.json)
+        print_json({{"trace", o.file}}, found, nullptr);
+    else
+        print_findings(fmt::format("trace {}: {} calls recorded on {}, replayed on the simulated device", trace.path,
+                                   trace.records.size(), trace.runtime),
+                       found, {});
     return 0;
 }
 
@@ -81,17 +132,22 @@ void add_doctor_command(CLI::App &app)
 {
     auto o = std::make_shared<DoctorOptions>();
     CLI::App *cmd = app.add_subcommand(
-        "doctor", "Name first-access latency, thrashing, fault-bound kernels and alternation in a trace\n"
-                  "Replays TRACE (recorded with TIDAL_TRACE=FILE) on the simulated device and watches every managed "
-                  "buffer: a first kernel that waits on page faults with nothing declared before it (fix: a "
-                  "declaration), later kernels that keep faulting or reading over the link (fix: preferred-location "
-                  "advice, as a rules entry), a buffer tidal evicts and brings back while the program leaves it alone "
-                  "(thrashing; fix: the batch size or the access pattern), and a buffer moving host <-> device again "
-                  "and again (fix: a lookahead declaration or pinned memory). Each finding names the buffer by tag and "
-                  "prints its fix ready to paste. Kernels are seen through tidal_check_run; a program's own kernels "
-                  "show only through its declarations.");
-    cmd->add_option("TRACE", o->trace, "The trace file")->required()->type_name("TRACE");
-    cmd->add_option("--config", o->config, "Configuration to replay under (default: built-in defaults)")->type_name("FILE");
+        "doctor", "Name first-access latency, thrashing, fault-bound kernels, alternation (trace, stats)\n"
+                  "FILE is a trace (recorded with TIDAL_TRACE=FILE) or a statistics snapshot (written by "
+                  "TIDAL_STATS=FILE or tidal_stats_json); the doctor tells them apart. A trace is replayed on the "
+                  "simulated device, watching every managed buffer: a first kernel that waits on page faults with "
+                  "nothing declared before it (fix: a declaration), later kernels that keep faulting or reading over "
+                  "the link (fix: preferred-location advice, as a rules entry), a buffer tidal evicts and brings back "
+                  "while the program leaves it alone (thrashing; fix: the batch size or the access pattern), and a "
+                  "buffer moving host <-> device again and again (fix: a lookahead declaration or pinned memory). "
+                  "Kernels are seen through tidal_check_run; a program's own kernels show only through its "
+                  "declarations. A snapshot is read from its counters per tag group: demand-paged bytes against "
+                  "prefetched ones, bytes read over the link, and bytes moved both ways against the group's largest "
+                  "buffer and tidal's evictions. Its page-fault counts come from the simulated device (a GPU runtime "
+                  "counts none); counters have no order, so a snapshot's findings name no line, and the doctor lists "
+                  "what they cannot tell. Each finding names the buffer by tag and prints its fix ready to paste.");
+    cmd->add_option("FILE", o->file, "The trace or statistics snapshot")->required()->type_name("FILE");
+    cmd->add_option("--config", o->config, "Configuration to replay a trace under (default: built-in defaults)")->type_name("FILE");
     cmd->add_option("--profile", o->profile, "Hardware profile of the simulated device (a file or a built-in name)")
         ->type_name("FILE");
     cmd->add_flag("--json", o->json, "Print JSON instead of text");

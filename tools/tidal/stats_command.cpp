@@ -48,6 +48,30 @@ void print_usage_table(const json &rows, const char *title, const char *first)
     }
 }
 
+// Demand paging per device and per tag group holding managed memory; "faults" is null where
+// the runtime counts none (a GPU), which is said rather than shown as zeros.
+void print_faults(const json &s)
+{
+    const char *format = "{:<32} {:>8} {:>14} {:>14} {:>14} {:>14}\n";
+    fmt::print("\npage faults\n");
+    fmt::print(fmt::runtime(format), "device / tag", "faults", "faulted in", "over the link", "prefetched in",
+               "moved out");
+    bool counted = false;
+    const auto row = [&](const std::string &name, const json &f) {
+        counted = true;
+        fmt::print(fmt::runtime(format), name, number(f, "count"), number(f, "bytes"), number(f, "link_page_bytes"),
+                   number(f, "prefetched_to_device_bytes"), number(f, "prefetched_to_host_bytes"));
+    };
+    for (const json &d : s.at("devices"))
+        if (const auto f = d.find("faults"); f != d.end() && f->is_object())
+            row("device " + device_name(d), *f);
+    for (const json &t : s.at("by_tag"))
+        if (const auto f = t.find("faults"); f != t.end() && f->is_object() && number(*f, "largest_allocation_bytes"))
+            row(t.value("tag", std::string()).empty() ? "(untagged)" : t.value("tag", std::string()), *f);
+    if (!counted)
+        fmt::print("  not counted by the {} runtime\n", s.value("runtime", std::string("?")));
+}
+
 void print_snapshot(const json &s)
 {
     fmt::print("runtime {}, tag_depth {}\n", s.value("runtime", std::string("?")), number(s, "tag_depth"));
@@ -72,6 +96,7 @@ void print_snapshot(const json &s)
                    number(m.at("device_to_host"), "bytes"), number(m.at("device_to_host"), "calls"),
                    number(d.at("evictions"), "count"), number(d.at("drops"), "bytes"), number(d, "resident_peak_bytes"));
     }
+    print_faults(s);
     fmt::print("\nerrors\n");
     if (s.at("errors").empty())
         fmt::print("  none\n");
@@ -126,7 +151,7 @@ void add_stats_command(CLI::App &app)
         "stats", "Print a statistics snapshot as tables\n"
                  "Reads FILE, a snapshot written by TIDAL_STATS=FILE (or [telemetry] stats) when a context was "
                  "destroyed, or by tidal_stats_json, and prints live memory by kind and by tag, the pools, each "
-                 "device's migrations, the errors by status and the leaks. Exit status 1 when FILE is no snapshot.");
+                 "device's migrations, page faults (simulated device) by device and tag, the errors by status and the leaks. Exit status 1 when FILE is no snapshot.");
     auto file = std::make_shared<std::string>();
     stats->add_option("FILE", *file, "statistics snapshot (JSON, schema tidal-stats/1)")->required();
     stats->callback([file] {

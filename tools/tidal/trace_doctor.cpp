@@ -18,11 +18,9 @@ constexpr int kAlternations = 3;       // host <-> device moves
 
 bool managed(tidal_kind k) { return k == TIDAL_KIND_MANAGED || k == TIDAL_KIND_MANAGED_COARSE; }
 
-std::string name_of(const std::string &tag) { return tag.empty() ? "(untagged)" : tag; }
-
 std::string percent(double part, double whole) { return fmt::format("{:.0f} %", whole > 0 ? 100 * part / whole : 0); }
 
-std::string declaration(const std::string &tag, uint64_t size, int32_t device, const char *flags, const char *why)
+std::string declaration(const std::string &tag, uint64_t size, int32_t device, const char *flags, const std::string &why)
 {
     return fmt::format("/* {} */\n"
                        "tidal_access a = TIDAL_ACCESS_INIT;\n"
@@ -40,6 +38,34 @@ std::string rule(const std::string &tag, const std::string &body)
 }
 
 } // namespace
+
+std::string name_of(const std::string &tag) { return tag.empty() ? "(untagged)" : tag; }
+
+std::string fix_declare_first(const std::string &tag, uint64_t size, int32_t device, const std::string &why)
+{
+    return declaration(tag, size, device, "0", why);
+}
+
+std::string fix_preferred_location(const std::string &tag)
+{
+    return rule(tag, "kind = \"managed\"\nadvice = [\"preferred-device\", \"accessed-by-device\"]");
+}
+
+std::string fix_thrashing(const std::string &tag, uint64_t budget, uint64_t cycle_bytes)
+{
+    return fmt::format("/* the batch size: declare at most {} per phase (split the work on \"{}\" into pieces that "
+                       "fit), or the access pattern: finish with \"{}\" before the next buffer is declared; or, where "
+                       "the device has room for them all: */\n"
+                       "[migration]\nbudget = {}  # {}",
+                       format_bytes(budget ? budget : cycle_bytes), tag, tag, cycle_bytes, format_bytes(cycle_bytes));
+}
+
+std::string fix_alternation(const std::string &tag, uint64_t size, int32_t device)
+{
+    return declaration(tag, size, device, "TIDAL_DECLARE_LOOKAHEAD",
+                       "while the host still works on it: the move back overlaps the host's work") +
+           "\n/* or keep it in pinned host memory, which the device reads in place: */\n" + rule(tag, "kind = \"pinned\"");
+}
 
 TraceDoctor::Watch *TraceDoctor::watch(uint64_t recorded, const TraceReplayer &replayer)
 {
@@ -230,15 +256,15 @@ std::vector<Finding> TraceDoctor::findings() const
                                        "page faults or reading it over the link: the device waits on memory",
                                        w.later_slow, later, percent(w.later_overhead, w.later_elapsed),
                                        format_seconds(w.later_overhead), format_seconds(w.later_elapsed)),
-                           rule(w.tag, "kind = \"managed\"\nadvice = [\"preferred-device\", \"accessed-by-device\"]")});
+                           fix_preferred_location(w.tag)});
         } else if (w.first_slow) {
             out.push_back({"first-access-latency", tag, w.size, w.first_line,
                            fmt::format("the first kernel on it (line {}) spent {} of its {} on page faults: nothing "
                                        "declared or prefetched it before",
                                        w.first_line, percent(w.first_overhead, w.first_elapsed),
                                        format_seconds(w.first_elapsed)),
-                           declaration(w.tag, w.size, w.resident_on, "0",
-                                       fmt::format("before the kernel at line {}", w.first_line).c_str())});
+                           fix_declare_first(w.tag, w.size, w.resident_on,
+                                             fmt::format("before the kernel at line {}", w.first_line))});
         }
         if (w.remigrations >= kThrashRemigrations) {
             out.push_back({"thrashing", tag, w.size, w.remigration_line,
@@ -248,22 +274,14 @@ std::vector<Finding> TraceDoctor::findings() const
                                        w.remigrations, w.remigration_line, cycle_tags, format_bytes(cycle_bytes),
                                        budget_ ? fmt::format("the budget of {}", format_bytes(budget_))
                                                : "the device"),
-                           fmt::format("/* the batch size: declare at most {} per phase (split the work on \"{}\" "
-                                       "into pieces that fit), or the access pattern: finish with \"{}\" before the "
-                                       "next buffer is declared; or, where the device has room for them all: */\n"
-                                       "[migration]\nbudget = {}  # {}",
-                                       format_bytes(budget_ ? budget_ : cycle_bytes), tag, tag, cycle_bytes,
-                                       format_bytes(cycle_bytes))});
+                           fix_thrashing(tag, budget_, cycle_bytes)});
         }
         if (w.switches >= kAlternations) {
             out.push_back({"alternation", tag, w.size, w.switch_line,
                            fmt::format("it moved between the host and the device {} times (first at line {}); each "
                                        "move migrates it whole",
                                        w.switches, w.switch_line),
-                           declaration(w.tag, w.size, std::max(w.resident_on, 0), "TIDAL_DECLARE_LOOKAHEAD",
-                                       "while the host still works on it: the move back overlaps the host's work") +
-                               "\n/* or keep it in pinned host memory, which the device reads in place: */\n" +
-                               rule(w.tag, "kind = \"pinned\"")});
+                           fix_alternation(w.tag, w.size, std::max(w.resident_on, 0))});
         }
     }
     std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) { return a.line < b.line; });

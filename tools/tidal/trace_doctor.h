@@ -24,10 +24,22 @@ struct Finding {
     std::string symptom; // "first-access-latency", "thrashing", "fault-bound", "alternation"
     std::string tag;
     uint64_t size = 0;
-    size_t line = 0;     // where it shows first in the trace
+    size_t line = 0;     // where it shows first in the trace (0 from a snapshot, which has no lines)
     std::string evidence;
     std::string fix;     // a rules entry or a declaration, ready to paste
 };
+
+// The name and the fixes, one statement each, shared with the diagnosis of a statistics
+// snapshot (snapshot_doctor.h).
+std::string name_of(const std::string &tag); // "(untagged)" for ""
+// A declaration before the first kernel (first-access latency); `why` heads it as a comment.
+std::string fix_declare_first(const std::string &tag, uint64_t size, int32_t device, const std::string &why);
+// Preferred-location advice as a rules entry (fault-bound kernels).
+std::string fix_preferred_location(const std::string &tag);
+// Batches that fit `budget` (0: none known), or a budget that holds the `cycle_bytes` that thrash.
+std::string fix_thrashing(const std::string &tag, uint64_t budget, uint64_t cycle_bytes);
+// A lookahead declaration on `device`, or pinned memory (host/device alternation).
+std::string fix_alternation(const std::string &tag, uint64_t size, int32_t device);
 
 class TraceDoctor : public ReplayObserver {
 public:

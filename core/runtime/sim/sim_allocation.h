@@ -31,6 +31,16 @@ struct ManagedAdvice {
     std::vector<int32_t> last_prefetch;
 };
 
+// What happened to one managed page, for range_paging (the core reads a buffer's pages).
+struct PageCounts {
+    uint32_t faults_from_host = 0;
+    uint32_t faults_from_peer = 0;
+    uint32_t moves_to_device = 0; // by prefetch
+    uint32_t moves_to_host = 0;
+    uint32_t link_accesses = 0;   // kernels that reached the page over the link
+    uint64_t link_bytes = 0;      // kernel traffic served over the link without migrating
+};
+
 struct SimAllocation {
     HostBlock block;
     uint64_t size = 0;
@@ -38,6 +48,14 @@ struct SimAllocation {
     int32_t device = TIDAL_DEVICE_HOST;    // owner for device and managed kinds
     std::optional<PageResidency> pages;    // managed kinds only
     ManagedAdvice advice;
+    std::vector<PageCounts> page_counts;   // managed kinds; empty until a page is counted
+
+    PageCounts &counts(std::size_t page)
+    {
+        if (page_counts.empty())
+            page_counts.resize(pages->page_count());
+        return page_counts[page];
+    }
 
     uintptr_t base() const noexcept { return reinterpret_cast<uintptr_t>(block.data()); }
     uintptr_t end() const noexcept { return base() + size; }

@@ -56,9 +56,11 @@ enum class Operation : std::size_t {
     memcpy_peer,
     range_push,
     range_pop,
+    paging_stats,
+    range_paging,
 };
 inline constexpr std::size_t kOperationCount = kFaultOperations.size();
-static_assert(static_cast<std::size_t>(Operation::range_pop) + 1 == kOperationCount,
+static_assert(static_cast<std::size_t>(Operation::range_paging) + 1 == kOperationCount,
               "Operation follows kFaultOperations one to one");
 
 // Each operation has its own call counter (1-based, per runtime instance). A FaultSpec

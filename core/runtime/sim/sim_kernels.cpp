@@ -109,10 +109,19 @@ double SimRuntime::apply_managed_access(int32_t device, SimAllocation &a, const 
         if (xnack_ && (duplicate || !mapped)) {
             const uint64_t bytes = pages.page_bytes(page);
             if (fits(device, bytes)) {
-                if (mask.on_host())
+                // Paging counts, per device and per page, by where the page came from.
+                PageCounts &page_counts = a.counts(page);
+                if (mask.on_host()) {
                     counters.bytes_migrated_h2d += bytes;
-                else
+                    ++counters.paging.faults_from_host;
+                    counters.paging.fault_bytes_from_host += bytes;
+                    ++page_counts.faults_from_host;
+                } else {
                     counters.bytes_migrated_peer += bytes;
+                    ++counters.paging.faults_from_peer;
+                    counters.paging.fault_bytes_from_peer += bytes;
+                    ++page_counts.faults_from_peer;
+                }
                 ++counters.faults;
                 set_page(a, page, duplicate ? mask.with(device) : PageMask::at(device));
                 seconds += cost_.fault(bytes) + cost_.device_traffic(traffic);
@@ -123,6 +132,10 @@ double SimRuntime::apply_managed_access(int32_t device, SimAllocation &a, const 
             ++counters.oversubscribed;
         }
         counters.zero_copy_bytes += traffic;
+        counters.paging.link_bytes += traffic;
+        counters.paging.link_page_bytes += pages.page_bytes(page);
+        a.counts(page).link_bytes += traffic;
+        ++a.counts(page).link_accesses;
         seconds += cost_.remote_managed(traffic);
         if (access.write && mask.copies() > 1)
             set_page(a, page, collapse(mask, kNoLocation));

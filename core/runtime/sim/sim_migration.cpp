@@ -39,6 +39,8 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
             if (mask.on_device(location))
                 continue;
             const uint64_t bytes = pages.page_bytes(page);
+            counters.paging.moved_to_device_bytes += bytes;
+            ++a->counts(page).moves_to_device;
             if (mask.on_host()) {
                 h2d += bytes;
                 if (a->advice.read_mostly)
@@ -60,6 +62,8 @@ int SimRuntime::prefetch(const void *ptr, size_t size, int32_t location, void *s
             d2h += bytes;
             d2h_from = mask.first_device();
             counters_[static_cast<std::size_t>(mask.first_device())].bytes_migrated_d2h += bytes;
+            counters_[static_cast<std::size_t>(mask.first_device())].paging.moved_to_host_bytes += bytes;
+            ++a->counts(page).moves_to_host;
             set_page(*a, page,
                      a->advice.read_mostly ? mask.with(TIDAL_RT_LOCATION_HOST)
                                            : PageMask::at(TIDAL_RT_LOCATION_HOST));
@@ -204,6 +208,51 @@ int SimRuntime::query_range(const void *ptr, size_t size, int32_t attr, int32_t 
     case TIDAL_RT_ATTR_READ_MOSTLY: *value = a->advice.read_mostly ? 1 : 0; return kSuccess;
     default: return kInvalidValue;
     }
+}
+
+int SimRuntime::paging_stats(int32_t device, tidal_rt_paging_stats *out) const
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::paging_stats))
+        return e;
+    if (device < 0 || device >= devices_)
+        return kInvalidDevice;
+    const size_t struct_size = out->struct_size;
+    *out = counters_[static_cast<std::size_t>(device)].paging;
+    out->struct_size = struct_size;
+    return kSuccess;
+}
+
+int SimRuntime::range_paging(const void *ptr, size_t size, int32_t reset, tidal_rt_paging_stats *out)
+{
+    Lock lock(*this);
+    if (int e = injected(Operation::range_paging))
+        return e;
+    SimAllocation *a = find_range(ptr, size);
+    if (a == nullptr || !a->managed() || size == 0)
+        return kInvalidValue;
+    const size_t struct_size = out->struct_size;
+    *out = {};
+    out->struct_size = struct_size;
+    if (a->page_counts.empty())
+        return kSuccess;
+    const PageResidency &pages = *a->pages;
+    const auto range = pages.pages_covering(reinterpret_cast<uintptr_t>(ptr) - a->base(), size);
+    for (std::size_t page = range.first; page < range.last; ++page) {
+        PageCounts &c = a->page_counts[page];
+        const uint64_t bytes = pages.page_bytes(page);
+        out->faults_from_host += c.faults_from_host;
+        out->fault_bytes_from_host += c.faults_from_host * bytes;
+        out->faults_from_peer += c.faults_from_peer;
+        out->fault_bytes_from_peer += c.faults_from_peer * bytes;
+        out->link_bytes += c.link_bytes;
+        out->link_page_bytes += c.link_accesses * bytes;
+        out->moved_to_device_bytes += c.moves_to_device * bytes;
+        out->moved_to_host_bytes += c.moves_to_host * bytes;
+        if (reset)
+            c = {};
+    }
+    return kSuccess;
 }
 
 } // namespace tidal::sim

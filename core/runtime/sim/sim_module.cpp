@@ -153,6 +153,14 @@ int rt_range_pop(void *rt)
 {
     return guarded([&] { return self(rt).range_pop(); });
 }
+int rt_paging_stats(void *rt, int32_t device, tidal_rt_paging_stats *out)
+{
+    return guarded([&] { return self(rt).paging_stats(device, out); });
+}
+int rt_range_paging(void *rt, const void *ptr, size_t size, int32_t reset, tidal_rt_paging_stats *out)
+{
+    return guarded([&] { return self(rt).range_paging(ptr, size, reset, out); });
+}
 
 int rt_clock(void *rt, double *seconds)
 {
@@ -323,6 +331,8 @@ constexpr tidal_rt_ops make_ops(tidal_rt_family family, const char *(*error_name
         .kernel_atomic_set = rt_kernel_atomic_set,
         .range_push = rt_range_push,
         .range_pop = rt_range_pop,
+        .paging_stats = rt_paging_stats,
+        .range_paging = rt_range_paging,
     };
 }
 

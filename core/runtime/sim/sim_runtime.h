@@ -62,6 +62,7 @@ struct SimCounters {
     uint64_t copy_bytes_h2d = 0;      // memcpy traffic into this device from the host
     uint64_t copy_bytes_d2h = 0;      // memcpy traffic from this device to the host
     uint64_t oversubscribed = 0;      // faults that found the device full and ran zero-copy
+    tidal_rt_paging_stats paging{};   // what paging_stats reports (faults by direction, prefetch moves)
     uint64_t peak_resident_bytes = 0;
 };
 
@@ -102,6 +103,8 @@ public:
     int prefetch(const void *ptr, size_t size, int32_t location, void *stream);
     int advise(const void *ptr, size_t size, int32_t advice, int32_t location);
     int query_range(const void *ptr, size_t size, int32_t attr, int32_t *value) const;
+    int paging_stats(int32_t device, tidal_rt_paging_stats *out) const;
+    int range_paging(const void *ptr, size_t size, int32_t reset, tidal_rt_paging_stats *out);
     int memcpy(void *dst, const void *src, size_t size, void *stream);
     int memset(void *dst, int value, size_t size, void *stream);
     // The core's host threads copied `size` bytes for a staged copy: host time.
