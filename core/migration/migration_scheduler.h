@@ -142,6 +142,9 @@ private:
     struct Step {
         MigrationWorker::Range touches;
         std::function<void()> run;
+        // A managed prefetch: on CUDA the call lasts as long as the move, holding up the
+        // application's launches meanwhile; only jobs with one are held (see MigrationWorker).
+        bool long_call = false;
     };
     // A lookahead prefetch handed to a worker and not yet issued; the worker reads its range
     // only when it issues the call, so a later lookahead declaration of the range just after

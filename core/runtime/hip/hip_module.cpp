@@ -78,6 +78,8 @@ constexpr tidal_rt_ops kHipOps = {
     .kernel_atomic_set = TIDAL_HIP_KERNEL(rt_kernel_atomic_set),
     .range_push = rt_range_push,
     .range_pop = rt_range_pop,
+    .paging_stats = nullptr, /* the simulated device's page-fault counts: no GPU runtime reports them */
+    .range_paging = nullptr,
 };
 
 } // namespace

@@ -41,7 +41,7 @@ int SimRuntime::alloc(int32_t kind, int32_t device, size_t size, void **out)
         const std::size_t alignment = TIDAL_RT_ALLOC_ALIGNMENT(kind); // the contract's promise
         std::unique_ptr<SimAllocation> a(
             new SimAllocation{HostBlock(size, alignment), size, kind,
-                              on_device ? device : TIDAL_DEVICE_HOST, std::nullopt, {}});
+                              on_device ? device : TIDAL_DEVICE_HOST, std::nullopt, {}, {}});
         if (TIDAL_KIND_IS_MANAGED(kind)) {
             a->pages.emplace(size, page_size_, devices_);
             a->advice.coarse = kind == TIDAL_KIND_MANAGED_COARSE;
