@@ -157,7 +157,9 @@ struct MigrationSettings {
     // big pieces amortise the driver's per-call cost; adjacent pieces still coalesce into
     // one call.
     uint64_t chunk_size = uint64_t{64} << 20;
-    uint32_t streams = 1;                     // migration streams per device (1..16)
+    // Migration streams per device (1..16) for managed prefetches: the H200's per-64-MiB
+    // lookahead loop ran at 0.888x a whole-range prefetch with one, 1.001x with two.
+    uint32_t streams = 2;
     // Evictions on a second worker thread, alongside the moves in: the device may hold up to
     // one declaration's bytes over budget while both run, in exchange for overlapping them.
     bool parallel_eviction = false;

@@ -1163,7 +1163,12 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
         lo = std::min(lo, v.start);
         hi = std::max(hi, v.start + v.size);
     }
-    void *in = migration_stream(d); // makes the device's worker too
+    // One stream for elastic copies: asynchronous DMA runs back to back on it, and a second
+    // would split the bus between two chunks, delaying the one the next kernel needs. (Several
+    // streams serve managed prefetches, whose calls block the worker for the whole move.)
+    if (device(d).streams.empty())
+        migration_stream(d); // makes the device's first stream and its worker
+    void *in = device(d).streams.front();
     if (!victims.empty() && !ds.chunk_out)
         ds.chunk_out = runtime_.stream_create(
             d, [&] { return fmt::format("creating a stream for elastic memory's copies home on device {}", d); });
