@@ -28,7 +28,10 @@ def main() -> int:
     problems = []
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.parts[0] in SKIPPED_TOP or rel.parts[0].startswith("build") or path.suffix not in SOURCES:
+        # Hidden top-level folders (.git, an ignored .device-out of binaries for the GPU machine)
+        # are not the project's sources.
+        if (rel.parts[0] in SKIPPED_TOP or rel.parts[0].startswith(("build", ".")) or
+                path.suffix not in SOURCES):
             continue
         if not path.is_file() or rel.as_posix().startswith(ALLOWED):
             continue
