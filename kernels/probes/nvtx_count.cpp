@@ -1,5 +1,7 @@
-/* An NVTX injection library that counts range pushes by name and prints them at exit: shows
- * without a profiler that tidal's ranges reach a tool on a GPU. NVTX_INJECTION64_PATH=it. */
+/* An NVTX injection library that counts range pushes by name and prints them at exit: shows,
+ * on a GPU machine without Nsight Systems, that tidal's ranges ([telemetry] ranges = true) reach
+ * a tool. Run a program with NVTX_INJECTION64_PATH=build/kernels/probes/libnvtx-count.so.
+ * Built with the nvcc kernels (it needs the toolkit's NVTX headers, nothing else). */
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,7 @@ static int kinds;
 static long pops;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int push(const char *message)
+static int push(const char *message) // the callback's signature is nvtxRangePushA's
 {
     pthread_mutex_lock(&lock);
     int i = 0;
@@ -32,7 +34,7 @@ static void report(void)
         fprintf(stderr, "nvtx-count: push \"%s\" x %ld\n", seen[i].name, seen[i].count);
 }
 
-int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
+extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
     const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
     NvtxFunctionTable table = 0;

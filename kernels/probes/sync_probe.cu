@@ -1,6 +1,10 @@
 // Which CUDA calls wait for a kernel running on another stream? For each call: a spin kernel of
 // SPIN ms on stream A, then the call from the host; prints the call's host time and when the
 // work it queued (if any) completed, both in ms from the call's start. ~SPIN ms = serialised.
+// Then: how long a launch takes while another thread is inside cudaMemPrefetchAsync (why the
+// migration worker holds lookahead prefetches, core/migration/migration_worker.h).
+// Built with the nvcc kernels as build/kernels/probes/sync-probe; run on a GPU machine. Plain
+// CUDA on purpose: it measures the vendor's calls, not tidal's. At most 512 MiB of managed memory.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>
