@@ -540,7 +540,7 @@ std::shared_ptr<MigrationScheduler::Batch> MigrationScheduler::record_batch(int3
     return batch;
 }
 
-void MigrationScheduler::submit_steps()
+void MigrationScheduler::submit_steps(std::chrono::microseconds hold)
 {
     auto submit = [](MigrationWorker &w, std::vector<Step> &steps, std::chrono::microseconds hold) {
         std::vector<MigrationWorker::Range> touched;
@@ -554,7 +554,6 @@ void MigrationScheduler::submit_steps()
         steps.clear();
         return seq;
     };
-    const auto hold = std::exchange(hold_next_, std::chrono::microseconds{0});
     for (size_t d = 0; d < devices_.size(); ++d) {
         DeviceState &ds = devices_[d];
         if (!ds.evict_steps.empty())
@@ -766,9 +765,9 @@ void MigrationScheduler::release_held() noexcept
 
 void MigrationScheduler::publish(void *stream, const std::vector<std::shared_ptr<Batch>> &waits, bool lookahead)
 {
-    if (lookahead && threaded_)
-        hold_next_ = std::chrono::microseconds{settings_.lookahead_hold_us}; // see MigrationWorker
-    submit_steps();
+    // A lookahead's prefetches wait for the application's next call (see MigrationWorker).
+    submit_steps(lookahead && threaded_ ? std::chrono::microseconds{settings_.lookahead_hold_us}
+                                        : std::chrono::microseconds{0});
     if (lookahead)
         return; // the stream's next plain declaration waits for these
     // The caller's stream waits for the moves its work needs. The worker must have issued
@@ -819,9 +818,8 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
 {
     Call call(*this);
     StreamPhases &phases = phases_[stream];
-    if (!lookahead)
-        release_held(); // the application is back: the launches a held lookahead waited for are in
     if (!lookahead) {
+        release_held(); // the application is back: the launches a held lookahead waited for are in
         // The current phase ends here. Its event is recorded just before publishing (nothing
         // reaches the caller's stream before that, so it marks the same point of the stream),
         // or not at all when the new phase holds every unit of the old one (below).

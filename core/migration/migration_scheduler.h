@@ -180,7 +180,8 @@ private:
     DeviceState &device(int32_t d);
     // Hands the steps gathered for each device to its worker; batches made for them learn the
     // job that records their event. Returns nothing to wait for; see queue.
-    void submit_steps();
+    // `hold`: how long the moves' jobs that contain a prefetch may wait (see MigrationWorker).
+    void submit_steps(std::chrono::microseconds hold = std::chrono::microseconds{0});
     // Held lookahead moves may start (see MigrationWorker).
     void release_held() noexcept;
     void wait_for(const std::shared_ptr<Batch> &batch);
@@ -254,8 +255,6 @@ private:
     std::vector<DeviceState> devices_;
     std::unique_ptr<std::atomic<uint64_t>[]> resident_now_; // copies of devices_[d].resident
     uint64_t clock_ = 0;
-    // How long the next submitted moves are held (a lookahead's; see MigrationWorker).
-    std::chrono::microseconds hold_next_{0};
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
     std::vector<std::shared_ptr<Batch>> unsubmitted_; // batches whose recording step is queued in `steps`

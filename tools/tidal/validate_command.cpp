@@ -79,8 +79,8 @@ std::string atomic_unsupported_reason(const tidal_device_info &dev, tidal_kind k
     if (kind == TIDAL_KIND_PAGEABLE && !(dev.flags & TIDAL_DEVICE_FLAG_PAGEABLE_ACCESS))
         return "system-scope atomics on pageable memory need HMM (XNACK on for AMD): this device cannot reach it";
     // Without host-native atomics nothing promises that a kernel's atomics on host memory are
-    // atomic against a host thread's: on the H200 add32, sub32 and exch32 lost updates while
-    // the other sixteen happened to come out exact.
+    // atomic against a host thread's: on the H200 add32, sub32 and exch32 lost updates in each
+    // of three runs, xor32 or cas32 in one; the others happened to come out exact.
     if (shared && TIDAL_KIND_IS_HOST(kind) && !(dev.flags & TIDAL_DEVICE_FLAG_HOST_NATIVE_ATOMICS))
         return "the device reports no host-native atomics (hostNativeAtomicSupported = 0): a kernel's atomics on host "
                "memory are not atomic against host threads'";
