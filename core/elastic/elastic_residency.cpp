@@ -181,38 +181,50 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
         // Unmapped only once its home is current; the copies in need not wait for this.
         if (copied)
             rt.stream_synchronize(out_stream, "waiting for elastic memory's copies home before unmapping it");
-        for (auto &l : p.leaving) {
-            rt.vmm_unmap(at(*l.a, l.index), l.a->chunks[l.index].size);
-            l.unmapped = true;
-        }
-        for (auto &m : p.coming)
-            if (!m.physical) {
-                m.physical = rt.vmm_create(device, m.a->chunks[m.index].size);
-                m.created = true;
+        // Chunks come in by groups of 1, 2, 4 ... adjacent chunks, each group unmapped-for, made,
+        // mapped, given access and its copies queued before the next group's driver calls: the
+        // first copy starts after one chunk's calls (unmap, map and access of 64 MiB took
+        // 0.3 ms on the H200, a quarter of its copy), and the later calls run while it copies.
+        // Access stays one call per group (chunk by chunk it cost 25 us each on the H200).
+        auto unmap = [&](MovePlan::Leaving &l) {
+            if (!l.unmapped) {
+                rt.vmm_unmap(at(*l.a, l.index), l.a->chunks[l.index].size);
+                l.unmapped = true;
             }
-        for (auto &m : p.coming) {
-            rt.vmm_map(at(*m.a, m.index), m.a->chunks[m.index].size, m.physical);
-            m.mapped = true;
-        }
-        // Access once per run of adjacent chunks (chunk by chunk cost 25 us each on the H200).
-        for (size_t i = 0; i < p.coming.size();) {
+        };
+        for (size_t i = 0, group = 1; i < p.coming.size(); group *= 2) {
             size_t j = i + 1;
-            while (j < p.coming.size() && p.coming[j].a == p.coming[i].a && p.coming[j].index == p.coming[j - 1].index + 1)
+            while (j < p.coming.size() && j - i < group && p.coming[j].a == p.coming[i].a &&
+                   p.coming[j].index == p.coming[j - 1].index + 1)
                 ++j;
+            for (size_t k = i; k < j; ++k) {
+                MovePlan::Coming &m = p.coming[k];
+                if (m.victim >= 0)
+                    unmap(p.leaving[static_cast<size_t>(m.victim)]); // before its physical chunk maps here
+                if (!m.physical) {
+                    m.physical = rt.vmm_create(device, m.a->chunks[m.index].size);
+                    m.created = true;
+                }
+                rt.vmm_map(at(*m.a, m.index), m.a->chunks[m.index].size, m.physical);
+                m.mapped = true;
+            }
             const Chunk &hi = p.coming[j - 1].a->chunks[p.coming[j - 1].index];
             char *lo = at(*p.coming[i].a, p.coming[i].index);
             rt.vmm_set_access(device, lo, static_cast<size_t>(p.coming[i].a->base + hi.offset + hi.size - lo));
+            for (size_t k = i; k < j; ++k) {
+                MovePlan::Coming &m = p.coming[k];
+                const Chunk &c = m.a->chunks[m.index];
+                if (m.was == ChunkState::offloaded)
+                    rt.memcpy(at(*m.a, m.index), m.a->home->data() + c.offset, c.size, in_stream, [&] {
+                        return fmt::format("copying {} bytes of elastic memory at {} in from its host home", c.size,
+                                           static_cast<void *>(at(*m.a, m.index)));
+                    });
+                m.filled = true;
+            }
             i = j;
         }
-        for (auto &m : p.coming) {
-            const Chunk &c = m.a->chunks[m.index];
-            if (m.was == ChunkState::offloaded)
-                rt.memcpy(at(*m.a, m.index), m.a->home->data() + c.offset, c.size, in_stream, [&] {
-                    return fmt::format("copying {} bytes of elastic memory at {} in from its host home", c.size,
-                                       static_cast<void *>(at(*m.a, m.index)));
-                });
-            m.filled = true;
-        }
+        for (auto &l : p.leaving) // those whose physical chunk no incoming chunk took
+            unmap(l);
     } catch (...) {
         if (out_stream)
             rt.stream_synchronize_noexcept(out_stream); // no copy home still running

@@ -201,6 +201,43 @@ static void test_evicted_physical_chunks_are_mapped_again(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* Chunks come in by groups (1, 2, 4 ...), each mapped and its copy queued before the next
+ * group's driver calls: when the second chunk's map fails, the first is already in, intact, and
+ * the rest are still offloaded with their homes; declaring again brings them in. */
+static void test_declaration_maps_and_copies_chunk_by_chunk(void **state)
+{
+    (void)state;
+    const size_t size = 4 * CHUNK;
+    /* The allocation maps its 4 chunks (maps 1-4); the declaration's second map is the 6th. */
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
+                                         "[[sim.fault]]\noperation = \"vmm_map\"\nnth = 6\nerror = \"hipErrorOutOfMemory\"\n");
+    char *p = elastic_alloc(ctx, size);
+    unsigned char *host = malloc(size), *back = malloc(size);
+    assert_non_null(host);
+    assert_non_null(back);
+    harness_fill(host, size, 31);
+    assert_ok(tidal_copy(ctx, p, host, size));
+    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
+    assert_ok(tidal_offload_range(ctx, p, size, 0, NULL, &out));
+    assert_int_equal(resident_of(ctx, p), 0);
+    /* The move runs on tidal's worker: its error comes back from what waits for it. */
+    assert_ok(harness_declare(ctx, NULL, p, size, TIDAL_ACCESS_READ, 0));
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL), TIDAL_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(chunk_resident(ctx, p), CHUNK);
+    assert_int_equal(resident_of(ctx, p), CHUNK);
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL),
+                  TIDAL_ERROR_ILLEGAL_ACCESS);
+    assert_ok(harness_declare(ctx, NULL, p, size, TIDAL_ACCESS_READ, 0));
+    assert_int_equal(resident_of(ctx, p), size);
+    assert_ok(tidal_copy(ctx, back, p, size));
+    assert_memory_equal(back, host, size);
+    free(host);
+    free(back);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 /* lru takes clean chunks first, however recently used; the core's default takes the oldest. */
 static void lru_order(const char *policies, int clean_first)
 {
@@ -335,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_out_of_core_loop_stays_under_budget),
         cmocka_unit_test(test_clean_chunks_leave_without_a_copy),
         cmocka_unit_test(test_evicted_physical_chunks_are_mapped_again),
+        cmocka_unit_test(test_declaration_maps_and_copies_chunk_by_chunk),
         cmocka_unit_test(test_lru_evicts_clean_chunks_first),
         cmocka_unit_test(test_xnack_elastic_buffers_move_under_the_budget),
         cmocka_unit_test(test_read_and_write_entries_make_a_chunk_dirty),
