@@ -2,7 +2,9 @@
 // SPIN ms on stream A, then the call from the host; prints the call's host time and when the
 // work it queued (if any) completed, both in ms from the call's start. ~SPIN ms = serialised.
 // Then: how long a launch takes while another thread is inside cudaMemPrefetchAsync (why the
-// migration worker holds lookahead prefetches, core/migration/migration_worker.h).
+// migration worker holds lookahead prefetches, core/migration/migration_worker.h). Last: the
+// same for the virtual-memory calls elastic memory's worker makes (map, access, unmap) while
+// the application's thread launches and waits: do they hold the launch up?
 // Built with the nvcc kernels as build/kernels/probes/sync-probe; run on a GPU machine. Plain
 // CUDA on purpose: it measures the vendor's calls, not tidal's. At most 512 MiB of managed memory.
 #include <cuda.h>
@@ -11,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <atomic>
+#include <algorithm>
 #include <functional>
 
 #define CK(x) do { auto e_ = (x); if ((int)e_) { printf("%s failed %d at %d\n", #x, (int)e_, __LINE__); exit(1); } } while (0)
@@ -74,6 +78,28 @@ int main() {
         t.join(); CK(cudaStreamSynchronize(A)); CK(cudaStreamSynchronize(B));
         printf("prefetch 128 MiB on thread 2: call %.3f..%.3f ms; launch on thread 1 at %.3f took %.3f ms, event record %.3f ms\n",
                0.0, p1 - p0, l0 - p0, l1 - l0, l2 - l1);
+    }
+    // Launch + event record + query on this thread, timed one by one, while another thread maps,
+    // sets access and unmaps 64 MiB over and over (as elastic memory's worker does); then alone.
+    for (int busy = 1; busy >= 0; --busy) {
+        std::atomic<bool> stop{false};
+        std::atomic<long> cycles{0};
+        std::thread t([&] {
+            while (busy && !stop.load()) {
+                CK(cuMemMap(va + 3 * CH, CH, 0, h[3], 0)); CK(cuMemSetAccess(va + 3 * CH, CH, &acc, 1)); CK(cuMemUnmap(va + 3 * CH, CH));
+                cycles.fetch_add(1);
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        double worst = 0, sum = 0; const int N = 400;
+        for (int i = 0; i < N; ++i) {
+            double l0 = now_ms(); spin<<<1, 1, 0, A>>>(20000); CK(cudaEventRecord(ev, A)); (void)cudaEventQuery(ev); double l1 = now_ms();
+            worst = std::max(worst, l1 - l0); sum += l1 - l0;
+            CK(cudaEventSynchronize(ev));
+        }
+        stop = true; t.join();
+        printf("launch+record+query on thread 1, %s: mean %.3f ms, worst %.3f ms (%ld map/access/unmap cycles of 64 MiB on thread 2)\n",
+               busy ? "thread 2 mapping" : "alone", sum / N, worst, cycles.load());
     }
     // Transfer rates alone, for scale.
     double t0 = now_ms(); CK(cudaMemPrefetchAsync(managed + 3 * CH, CH, cudaMemLocation{cudaMemLocationTypeDevice, 0}, 0, B)); double t1 = now_ms(); CK(cudaStreamSynchronize(B));

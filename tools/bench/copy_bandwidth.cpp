@@ -3,6 +3,10 @@
 // tidal_check_run's RUNTIME_COPY, timed with runtime events), and the host's parallel memcpy
 // rate with 1..N threads. Public API only. Median of --reps repetitions. The tidal copies are
 // also timed on the runtime's clock (tidal_clock): on the simulated device, its modelled time.
+// Two more columns split a staged copy into its halves, both on the wall clock: `pinW`, the
+// pinned copy through tidal_copy (one runtime copy and a wait: the DMA half, timed as tidal's
+// own column is), and `fill`, tidal_copy from the pageable buffer into pinned memory (host to
+// host: tidal's memcpy threads alone, the host half).
 //
 //   copy-bandwidth [--config FILE] [--sizes 64MiB,256MiB,1GiB | --sweep] [--reps 5] [--json]
 //
@@ -100,9 +104,9 @@ int main(int argc, char **argv)
         std::printf("{\"runtime\": \"%s\", \"detail\": \"%s\", \"host_threads\": %u, \"results\": [\n", sys.runtime,
                     sys.runtime_detail, hw);
     else
-        std::printf("runtime %s (%s), %u host threads; GB/s, median of %d\n\n%-10s %-5s %8s %8s %8s %8s %8s %8s %8s     %8s\n",
+        std::printf("runtime %s (%s), %u host threads; GB/s, median of %d\n\n%-10s %-5s %8s %8s %8s %8s %8s %8s %8s     %8s %8s %8s\n",
                     sys.runtime, sys.runtime_detail, hw, reps, "size", "dir", "pinned", "pageable", "host1", "hostN",
-                    "tidal", "regist.", "ratio", "clock");
+                    "tidal", "regist.", "ratio", "clock", "pinW", "fill");
     constexpr size_t kTargetFrom = size_t{16} << 20; // the 0.8x target holds from here up
     bool first = true;
     for (size_t size : sizes) {
@@ -151,18 +155,24 @@ int main(int argc, char **argv)
                 return wall([&] { ok(h2d ? tidal_copy(ctx, dev, page, size) : tidal_copy(ctx, page, dev, size), "tidal_copy registered"); });
             });
             ok(tidal_unregister(ctx, page), "unregister");
+            const double pin_wall = rate(size, reps, [&] {
+                return wall([&] { ok(h2d ? tidal_copy(ctx, dev, pinned, size) : tidal_copy(ctx, pinned, dev, size), "tidal_copy pinned"); });
+            });
+            const double fill = rate(size, reps, [&] {
+                return wall([&] { ok(h2d ? tidal_copy(ctx, pinned, page, size) : tidal_copy(ctx, page, pinned, size), "tidal_copy host"); });
+            });
             const double bound = std::min(pin, hostn);
             const char *verdict = size < kTargetFrom ? "-" : tid / bound >= 0.8 ? "ok" : "LOW";
             if (json)
                 std::printf("%s  {\"bytes\": %zu, \"direction\": \"%s\", \"pinned_runtime\": %.2f, \"pageable_runtime\": %.2f, "
                             "\"host_memcpy_1\": %.2f, \"host_memcpy_n\": %.2f, \"tidal_copy_pageable\": %.2f, "
                             "\"tidal_copy_registered\": %.2f, \"ratio_to_bound\": %.3f, \"registered_to_pinned\": %.3f, "
-                            "\"meets_target\": %s, \"tidal_copy_pageable_clock\": %.2f}",
+                            "\"meets_target\": %s, \"tidal_copy_pageable_clock\": %.2f, \"pinned_tidal_wall\": %.2f, \"host_fill\": %.2f}",
                             first ? "" : ",\n", size, h2d ? "h2d" : "d2h", pin, pag, host1, hostn, tid, reg, tid / bound,
-                            reg / pin, size < kTargetFrom ? "null" : tid / bound >= 0.8 ? "true" : "false", tid_clock);
+                            reg / pin, size < kTargetFrom ? "null" : tid / bound >= 0.8 ? "true" : "false", tid_clock, pin_wall, fill);
             else
-                std::printf("%-10zu %-5s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2fx %-3s %8.1f\n", size, h2d ? "h2d" : "d2h",
-                            pin, pag, host1, hostn, tid, reg, tid / bound, verdict, tid_clock);
+                std::printf("%-10zu %-5s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.2fx %-3s %8.1f %8.1f %8.1f\n", size,
+                            h2d ? "h2d" : "d2h", pin, pag, host1, hostn, tid, reg, tid / bound, verdict, tid_clock, pin_wall, fill);
             first = false;
         }
         std::free(page);
@@ -176,7 +186,9 @@ int main(int argc, char **argv)
         std::printf("\nratio = tidal (pageable) / min(pinned runtime copy, host parallel memcpy); target >= 0.8 from 16 MiB\n"
                     "regist. = tidal_copy from memory registered with tidal_register; target >= 0.9 x pinned\n"
                     "clock = the tidal column on the runtime's clock (tidal_clock): the simulated device's modelled\n"
-                    "        time, where the wall clock shows this machine's memcpy; a GPU runtime's host clock\n");
+                    "        time, where the wall clock shows this machine's memcpy; a GPU runtime's host clock\n"
+                    "pinned = runtime copy timed with runtime events; pinW = the same copy through tidal_copy on the wall\n"
+                    "        clock; fill = tidal_copy between the pageable and the pinned buffer (host threads only)\n");
     ok(tidal_context_destroy(ctx), "destroy");
     return 0;
 }

@@ -11,7 +11,7 @@
 //     of [migration] chunk_size and streams.
 //  2. out-of-core: a --dataset managed buffer read in --chunk pieces for --epochs epochs under
 //     a --budget, against a double-buffered copy loop from pinned memory into device memory;
-//     then the same loop on elastic memory (chunks of --chunk): read-only against that loop,
+//     then the same loop on elastic memory (chunks of --elastic-chunk, default --chunk): read-only against that loop,
 //     read-write against a double-buffered loop that also copies each chunk back out, and with
 //     a spin kernel as long as a chunk's transfer against max(transfer, compute).
 //  3. overlap: a compute kernel of known length (TIDAL_CHECK_SPIN) per chunk; the pipeline's
@@ -23,7 +23,7 @@
 //   migration-scenarios [--runtime auto|sim|cuda|hip] [--profile h200] [--scenario stream|out-of-core|overlap|all]
 //                       [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB]
 //                       [--epochs 3] [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS]
-//                       [--policies xnack,lru|none] [--no-sweeps] [--elastic-only] [--quick]
+//                       [--policies xnack,lru|none] [--no-sweeps] [--elastic-only] [--elastic-chunk SIZE] [--quick]
 //                       [--json FILE] [--compare FILE]
 //
 // --quick: 64 MiB / 192 MiB dataset / 64 MiB budget / 16 MiB chunks, 2 epochs, 3 reps: seconds
@@ -210,6 +210,7 @@ struct Options {
     int scenario = 0; // 0 = all; otherwise an index of kScenarioNames
     bool sweeps = true;
     bool elastic_only = false; // out-of-core: the elastic rows and their baselines, no managed rows
+    uint64_t elastic_chunk = 0; // out-of-core's elastic rows: [elastic] chunk_size; 0: --chunk
     std::string json_path, compare_path;
 };
 
@@ -742,7 +743,7 @@ void Bench::out_of_core_elastic()
     // homes are pinned host memory), never managed memory.
     Migration m;
     m.streams = o_.streams;
-    m.elastic_chunk = chunk;
+    m.elastic_chunk = o_.elastic_chunk ? o_.elastic_chunk : chunk;
     std::string pol;
     tidal_context *ctx = open_tidal(m, &pol);
     ok(tidal_budget_set(ctx, 0, o_.budget), "budget");
@@ -750,7 +751,8 @@ void Bench::out_of_core_elastic()
     ok(tidal_stream_create(ctx, 0, &stream), "stream");
     void *buf = alloc(ctx, n, TIDAL_KIND_ELASTIC, 0, "s2-elastic");
     void *scratch = alloc(ctx, 4096, TIDAL_KIND_DEVICE, 0, "s2-spin");
-    const std::string budget_note = "budget " + size_name(o_.budget) + ", elastic";
+    const std::string budget_note =
+        "budget " + size_name(o_.budget) + ", elastic" + (o_.elastic_chunk ? " chunks of " + size_name(o_.elastic_chunk) : "");
     // Every repetition starts with the dataset in its homes, as the baselines' starts in pinned
     // memory (untimed; the first one copies what the allocation left on the device).
     auto offloaded = [&](int) {
@@ -1043,7 +1045,7 @@ int Bench::run()
                  "         [--scenario stream|out-of-core|overlap|all (or 1|2|3)]\n"
                  "         [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB (64 KiB multiple)] [--epochs 3]\n"
                  "         [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS] [--policies a,b|none] [--elastic-only]\n"
-                 "         [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
+                 "         [--elastic-chunk SIZE (default: --chunk)] [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
     std::exit(2);
 }
 
@@ -1092,6 +1094,11 @@ int main(int argc, char **argv)
             o.chunk = size_arg(i);
             if (o.chunk % kChunkGrain)
                 usage(); // it is also [migration] chunk_size
+        }
+        else if (a == "--elastic-chunk") {
+            o.elastic_chunk = size_arg(i);
+            if (o.elastic_chunk == 0 || o.elastic_chunk % kChunkGrain)
+                usage();
         }
         else if (a == "--epochs") o.epochs = int_arg(i, 1);
         else if (a == "--reps") o.reps = int_arg(i, 1);
