@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "log/logger.h"
+#include "status/error.h"
 
 namespace tidal::elastic {
 
@@ -181,10 +183,14 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
         // Unmapped only once its home is current; the copies in need not wait for this.
         if (copied)
             rt.stream_synchronize(out_stream, "waiting for elastic memory's copies home before unmapping it");
-        // Chunks come in by groups of 1, 2, 4 ... adjacent chunks, each group unmapped-for, made,
-        // mapped, given access and its copies queued before the next group's driver calls: the
-        // first copy starts after one chunk's calls (unmap, map and access of 64 MiB took
-        // 0.3 ms on the H200, a quarter of its copy), and the later calls run while it copies.
+        // Chunks come in by groups of 1, 2, 4 ... adjacent chunks, each group made, mapped, given
+        // access and its copies queued before the next group's driver calls: the first copy
+        // starts after one chunk's calls (unmap, map and access of 64 MiB took 0.3 ms on the
+        // H200, a quarter of its copy), and the later calls run while it copies. A victim's
+        // physical chunk is mapped at the incoming place while still mapped at the victim's
+        // (one memory under two addresses, as the virtual-memory API allows), and the victim
+        // is unmapped after the group's copies are queued: its unmap (0.11 ms) is off the path
+        // to the copy. A runtime that refuses the second mapping gets the unmap first.
         // Access stays one call per group (chunk by chunk it cost 25 us each on the H200).
         auto unmap = [&](MovePlan::Leaving &l) {
             if (!l.unmapped) {
@@ -199,13 +205,19 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
                 ++j;
             for (size_t k = i; k < j; ++k) {
                 MovePlan::Coming &m = p.coming[k];
-                if (m.victim >= 0)
-                    unmap(p.leaving[static_cast<size_t>(m.victim)]); // before its physical chunk maps here
                 if (!m.physical) {
                     m.physical = rt.vmm_create(device, m.a->chunks[m.index].size);
                     m.created = true;
                 }
-                rt.vmm_map(at(*m.a, m.index), m.a->chunks[m.index].size, m.physical);
+                MovePlan::Leaving *victim = m.victim >= 0 ? &p.leaving[static_cast<size_t>(m.victim)] : nullptr;
+                try {
+                    rt.vmm_map(at(*m.a, m.index), m.a->chunks[m.index].size, m.physical);
+                } catch (const Error &) {
+                    if (!victim || victim->unmapped)
+                        throw;
+                    unmap(*victim);
+                    rt.vmm_map(at(*m.a, m.index), m.a->chunks[m.index].size, m.physical);
+                }
                 m.mapped = true;
             }
             const Chunk &hi = p.coming[j - 1].a->chunks[p.coming[j - 1].index];
@@ -221,6 +233,9 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
                     });
                 m.filled = true;
             }
+            for (size_t k = i; k < j; ++k)
+                if (p.coming[k].victim >= 0)
+                    unmap(p.leaving[static_cast<size_t>(p.coming[k].victim)]);
             i = j;
         }
         for (auto &l : p.leaving) // those whose physical chunk no incoming chunk took
@@ -253,6 +268,24 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
 void ElasticResidency::repair(ElasticSpace &s, MovePlan &p, int32_t device) noexcept
 {
     tidal_elastic_result ignored{};
+    // A victim whose physical chunk an incoming chunk was mapped at and copied into has lost
+    // its device contents (its home is current: written victims went home first): it leaves.
+    for (size_t v = 0; v < p.leaving.size(); ++v) {
+        auto &l = p.leaving[v];
+        const bool overwritten = std::any_of(p.coming.begin(), p.coming.end(), [&](const MovePlan::Coming &m) {
+            return m.victim == static_cast<int>(v) && m.mapped && m.filled;
+        });
+        if (l.unmapped || !overwritten)
+            continue;
+        try {
+            s.runtime_.vmm_unmap(at(*l.a, l.index), l.a->chunks[l.index].size);
+        } catch (const std::exception &e) {
+            log_error(fmt::format("undoing a move of elastic memory: unmapping {} bytes at {} failed: {}; it stays "
+                                  "mapped, and its chunk cannot come back there",
+                                  l.a->chunks[l.index].size, static_cast<void *>(at(*l.a, l.index)), e.what()));
+        }
+        l.unmapped = true;
+    }
     // A victim still mapped keeps its place and its physical chunk, as dirty as it was.
     for (const auto &l : p.leaving)
         if (!l.unmapped) {

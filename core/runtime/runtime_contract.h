@@ -292,7 +292,10 @@ typedef struct tidal_rt_ops {
      *                   against the device's memory (mem_info) until vmm_destroy.
      *  vmm_destroy:     releases a chunk that is mapped nowhere; mem_info shows it free.
      *  vmm_map:         maps the whole of `chunk` (`size` bytes, offset 0) at `ptr`, inside
-     *                   a reservation, where nothing is mapped. Not yet accessible.
+     *                   a reservation, where nothing is mapped. Not yet accessible. A chunk
+     *                   mapped elsewhere may be mapped here too (one memory under both
+     *                   addresses: CUDA's and the simulated device's do); a runtime that
+     *                   refuses it returns an error, and the core unmaps the other first.
      *  vmm_set_access:  makes `size` mapped bytes at `ptr` readable and writable from
      *                   `device` (one call may span several chunks of one reservation).
      *  vmm_unmap:       unmaps `size` bytes at `ptr` (whole chunks); after it returns the

@@ -238,6 +238,48 @@ static void test_declaration_maps_and_copies_chunk_by_chunk(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* An incoming chunk is mapped at its victim's physical chunk, and copied into, before the
+ * victim is unmapped: the unmap is off the path to the copy. When that unmap fails, the chunk
+ * that came in stays in, intact, and the victim, whose device memory now holds the other,
+ * has left (its home is current). */
+static void test_victim_unmapped_after_the_copy_in(void **state)
+{
+    (void)state;
+    const size_t size = 2 * CHUNK;
+    /* The offload unmaps its two chunks one by one; the victim's unmap is the third. */
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
+                                         "[migration]\nbudget = \"4MiB\"\n"
+                                         "[[sim.fault]]\noperation = \"vmm_unmap\"\nnth = 3\nerror = \"hipErrorOutOfMemory\"\n");
+    char *p = elastic_alloc(ctx, size);
+    unsigned char *host = malloc(size), *back = malloc(size);
+    assert_non_null(host);
+    assert_non_null(back);
+    harness_fill(host, size, 41);
+    assert_ok(tidal_copy(ctx, p, host, size));
+    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
+    assert_ok(tidal_offload_range(ctx, p, size, 0, NULL, &out));
+    assert_ok(harness_declare(ctx, NULL, p, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
+    assert_ok(harness_declare(ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
+    /* The move runs on tidal's worker: its error comes back from what waits for it. */
+    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL),
+                  TIDAL_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(chunk_resident(ctx, p + CHUNK), CHUNK);
+    assert_int_equal(chunk_resident(ctx, p), 0);
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL));
+    assert_ok(tidal_copy(ctx, back, p, size));
+    assert_memory_equal(back, host, size);
+    /* The victim comes back where it was, from its home. */
+    assert_ok(harness_declare(ctx, NULL, p, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
+    assert_ok(tidal_copy(ctx, back, p, size));
+    assert_memory_equal(back, host, size);
+    free(host);
+    free(back);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 /* lru takes clean chunks first, however recently used; the core's default takes the oldest. */
 static void lru_order(const char *policies, int clean_first)
 {
@@ -373,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_clean_chunks_leave_without_a_copy),
         cmocka_unit_test(test_evicted_physical_chunks_are_mapped_again),
         cmocka_unit_test(test_declaration_maps_and_copies_chunk_by_chunk),
+        cmocka_unit_test(test_victim_unmapped_after_the_copy_in),
         cmocka_unit_test(test_lru_evicts_clean_chunks_first),
         cmocka_unit_test(test_xnack_elastic_buffers_move_under_the_budget),
         cmocka_unit_test(test_read_and_write_entries_make_a_chunk_dirty),
