@@ -306,64 +306,123 @@ std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
     return pieces;
 }
 
-void CopyEngine::end_host_part(HostWorkers &workers, HostWorkers::Job &job, size_t size, const char *what)
+CopyEngine::Slicing CopyEngine::slicing(const std::vector<size_t> &pieces)
 {
-    workers.end(job);
-    runtime_.host_copy(size, workers.threads_for(size, kSlice), what);
+    Slicing sl;
+    sl.offset.resize(pieces.size());
+    sl.first.resize(pieces.size() + 1);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        sl.offset[i] = i ? sl.offset[i - 1] + pieces[i - 1] : 0;
+        const size_t slices = (pieces[i] + kSlice - 1) / kSlice;
+        sl.first[i + 1] = sl.first[i] + static_cast<unsigned>(slices);
+        sl.piece_of.insert(sl.piece_of.end(), slices, static_cast<unsigned>(i));
+    }
+    return sl;
+}
+
+bool CopyEngine::slot_free(Slot &slot)
+{
+    if (!slot.in_flight)
+        return true;
+    if (clocked()) {
+        wait(slot);
+        return true;
+    }
+    int32_t complete = 0;
+    if (runtime_.event_query(slot.event, &complete) != 0) {
+        wait(slot); // the query failed: the wait says why, or waits
+        return true;
+    }
+    if (complete)
+        slot.in_flight = false;
+    return complete != 0;
 }
 
 void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t size, void *stream)
 {
     const std::vector<size_t> pieces = staging_pieces(size, settings_.chunk_size);
-    auto dma = [&](size_t i, size_t off) {
-        Slot &slot = ring.slots[i % ring.slots.size()];
-        runtime_.memcpy(static_cast<char *>(dst) + off, slot.buffer, pieces[i], stream,
-                        [&] { return fmt::format("staged copy of {} bytes to {}", pieces[i], dst); });
-        runtime_.event_record(slot.event, stream, "recording a staging event");
-        slot.in_flight = true;
+    const Slicing sl = slicing(pieces);
+    const size_t n = pieces.size(), depth = ring.slots.size();
+    std::vector<std::atomic<unsigned>> filled(n);
+    const std::function<void(unsigned)> part = [&](unsigned k) {
+        const size_t p = sl.piece_of[k], b = (k - sl.first[p]) * kSlice, e = std::min(pieces[p], b + kSlice);
+        std::memcpy(static_cast<char *>(ring.slots[p % depth].buffer) + b, src + sl.offset[p] + b, e - b);
+        filled[p].fetch_add(1, std::memory_order_release);
     };
-    size_t off = 0;
-    for (size_t i = 0; i < pieces.size(); ++i) {
-        Slot &slot = ring.slots[i % ring.slots.size()];
-        wait(slot); // its previous DMA has read the slot
-        HostWorkers::Job fill;
-        ring.fill->begin_copy(fill, slot.buffer, src + off, pieces[i], kSlice); // host threads fill it ...
-        if (i > 0)
-            dma(i - 1, off - pieces[i - 1]); // ... while the caller hands the last one to the device
-        end_host_part(*ring.fill, fill, pieces[i], "staging a copy to the device");
-        off += pieces[i];
+    HostWorkers::Job fill;
+    ring.fill->begin_stream(fill, sl.first[n], part);
+    const size_t ahead = clocked() ? 1 : depth;
+    size_t published = 0, issued = 0;
+    while (issued < n) {
+        // Host threads fill every piece whose slot its last DMA has read, up to the ring's depth
+        // ahead of the DMAs ...
+        while (published < n && published < issued + ahead && slot_free(ring.slots[published % depth]))
+            ring.fill->publish(fill, sl.first[++published]);
+        // ... while this thread hands each filled piece to the device, in order, and fills a slice
+    // itself when it has nothing to hand over.
+        if (issued < published && filled[issued].load(std::memory_order_acquire) == sl.first[issued + 1] - sl.first[issued]) {
+            runtime_.host_copy(pieces[issued], ring.fill->threads_for(pieces[issued], kSlice), "staging a copy to the device");
+            Slot &slot = ring.slots[issued % depth];
+            runtime_.memcpy(static_cast<char *>(dst) + sl.offset[issued], slot.buffer, pieces[issued], stream,
+                            [&] { return fmt::format("staged copy of {} bytes to {}", pieces[issued], dst); });
+            runtime_.event_record(slot.event, stream, "recording a staging event");
+            slot.in_flight = true;
+            ++issued;
+        } else if (published == issued) {
+            wait(ring.slots[published % depth]); // nothing to fill until this DMA has read its slot
+        } else if (!ring.fill->help_one(fill)) {
+            HostWorkers::relax();
+        }
     }
-    dma(pieces.size() - 1, off - pieces.back());
+    ring.fill->end(fill);
 }
 
 void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream)
 {
     const std::vector<size_t> pieces = staging_pieces(size, settings_.chunk_size);
-    std::vector<size_t> offsets(pieces.size());
-    for (size_t i = 1; i < pieces.size(); ++i)
-        offsets[i] = offsets[i - 1] + pieces[i - 1];
-    const size_t chunks = pieces.size(), depth = ring.slots.size();
-    auto issue = [&](size_t i) {
-        Slot &slot = ring.slots[i % depth];
-        const size_t off = offsets[i], len = pieces[i];
-        runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + off, len, stream,
-                        [&] { return fmt::format("staged copy of {} bytes from {}", len, src); });
-        runtime_.event_record(slot.event, stream, "recording a staging event");
-        slot.in_flight = true;
+    const Slicing sl = slicing(pieces);
+    const size_t n = pieces.size(), depth = ring.slots.size();
+    std::vector<std::atomic<unsigned>> emptied(n);
+    const std::function<void(unsigned)> part = [&](unsigned k) {
+        const size_t p = sl.piece_of[k], b = (k - sl.first[p]) * kSlice, e = std::min(pieces[p], b + kSlice);
+        std::memcpy(dst + sl.offset[p] + b, static_cast<const char *>(ring.slots[p % depth].buffer) + b, e - b);
+        emptied[p].fetch_add(1, std::memory_order_release);
     };
-    for (size_t i = 0; i < std::min(chunks, depth); ++i) { // DMAs run ahead of the host by the ring's depth
-        wait(ring.slots[i]);
-        issue(i);
+    HostWorkers::Job empty;
+    ring.fill->begin_stream(empty, sl.first[n], part);
+    const size_t ahead = clocked() ? 1 : depth;
+    size_t issued = 0, published = 0, finished = 0;
+    while (finished < n) {
+        // DMAs run up to the ring's depth ahead of the host threads ...
+        while (issued < n && issued < finished + depth) {
+            Slot &slot = ring.slots[issued % depth];
+            wait(slot); // an earlier copy's DMA into it (this copy's pieces were emptied)
+            runtime_.memcpy(slot.buffer, static_cast<const char *>(src) + sl.offset[issued], pieces[issued], stream,
+                            [&] { return fmt::format("staged copy of {} bytes from {}", pieces[issued], src); });
+            runtime_.event_record(slot.event, stream, "recording a staging event");
+            slot.in_flight = true;
+            ++issued;
+        }
+        // ... host threads empty each piece whose DMA has landed ...
+        bool progress = false;
+        while (published < issued && published < finished + ahead && slot_free(ring.slots[published % depth])) {
+            ring.fill->publish(empty, sl.first[++published]);
+            progress = true;
+        }
+        // ... and its slot takes the next DMA once they are done.
+        while (finished < published && emptied[finished].load(std::memory_order_acquire) == sl.first[finished + 1] - sl.first[finished]) {
+            runtime_.host_copy(pieces[finished], ring.fill->threads_for(pieces[finished], kSlice), "staging a copy to the host");
+            ++finished;
+            progress = true;
+        }
+        if (progress)
+            continue;
+        if (published == finished)
+            wait(ring.slots[published % depth]); // the host threads wait for this DMA
+        else if (!ring.fill->help_one(empty))
+            HostWorkers::relax();
     }
-    for (size_t i = 0; i < chunks; ++i) {
-        Slot &slot = ring.slots[i % depth];
-        wait(slot);
-        HostWorkers::Job empty;
-        ring.fill->begin_copy(empty, dst + offsets[i], slot.buffer, pieces[i], kSlice); // host threads empty it ...
-        if (i > 0 && i - 1 + depth < chunks)
-            issue(i - 1 + depth); // ... while the caller refills the slot the last piece left
-        end_host_part(*ring.fill, empty, pieces[i], "staging a copy to the host");
-    }
+    ring.fill->end(empty);
 }
 
 void CopyEngine::register_host(void *ptr, size_t size)

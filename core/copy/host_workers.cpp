@@ -17,16 +17,6 @@ std::pair<size_t, size_t> share(size_t size, size_t part, size_t parts)
     return {begin, end};
 }
 
-// Tells the core a spin-wait is under way (the sibling hyper-thread gets the pipeline).
-inline void relax() noexcept
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
-
 // Until `ready()`: spins for `spin`, then yields the CPU between looks (a thread we wait on may
 // have been preempted; on a machine with fewer cores than threads, spinning would keep it off).
 template <class Ready> void spin_until(std::chrono::microseconds spin, Ready ready)
@@ -36,7 +26,7 @@ template <class Ready> void spin_until(std::chrono::microseconds spin, Ready rea
         if (i % 64 == 0 && Clock::now() >= until)
             std::this_thread::yield();
         else
-            relax();
+            HostWorkers::relax();
     }
 }
 } // namespace
@@ -109,13 +99,60 @@ void HostWorkers::begin(Job &job, unsigned parts, const std::function<void(unsig
     job.owner_ = this;
     job.part_ = &part;
     job.parts_ = parts;
+    job.published_ = parts;
     job.pooled_ = parts > 1 && !workers_.empty() && parts <= kIndexMask;
     if (!job.pooled_)
         return; // end() runs the parts on the caller, taking no lock: there is no thread to wake
+    start(job);
+}
+
+void HostWorkers::begin_stream(Job &job, unsigned parts, const std::function<void(unsigned)> &part)
+{
+    job.owner_ = this;
+    job.part_ = &part;
+    job.parts_ = parts;
+    job.published_ = 0;
+    job.streaming_ = true;
+    job.pooled_ = parts > 0 && !workers_.empty() && parts <= kIndexMask;
+    if (job.pooled_)
+        start(job);
+}
+
+void HostWorkers::publish(Job &job, unsigned parts)
+{
+    parts = std::min(parts, job.parts_);
+    if (parts <= job.published_)
+        return;
+    if (job.pooled_) {
+        parts_.store(parts, std::memory_order_release);
+    } else {
+        for (unsigned i = job.published_; i < parts; ++i)
+            (*job.part_)(i);
+    }
+    job.published_ = parts;
+}
+
+bool HostWorkers::help_one(Job &job)
+{
+    if (!job.pooled_)
+        return false;
+    uint64_t t = ticket_.load(std::memory_order_acquire);
+    const uint64_t index = t & kIndexMask;
+    if ((t >> kIndexBits) != generation_ || index >= parts_.load(std::memory_order_acquire) ||
+        !ticket_.compare_exchange_strong(t, t + 1, std::memory_order_acquire, std::memory_order_acquire))
+        return false;
+    (*job.part_)(static_cast<unsigned>(index));
+    done_.fetch_add(1, std::memory_order_release);
+    return true;
+}
+
+void HostWorkers::start(Job &job)
+{
     call_mutex_.lock();
     const uint64_t generation = ++generation_;
-    part_.store(&part, std::memory_order_relaxed);
-    parts_.store(parts, std::memory_order_relaxed);
+    part_.store(job.part_, std::memory_order_relaxed);
+    parts_.store(job.published_, std::memory_order_relaxed);
+    total_.store(job.parts_, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     // seq_cst with the sleepers_ check: a worker about to sleep either sees this call or is
     // counted in sleepers_ (it increments it before its last look at the epoch and ticket).
@@ -132,14 +169,18 @@ void HostWorkers::end(Job &job)
 {
     job.owner_ = nullptr;
     if (!job.pooled_) {
-        for (unsigned i = 0; i < job.parts_; ++i)
-            (*job.part_)(i);
+        if (!job.streaming_) // a stream's published parts ran in publish()
+            for (unsigned i = 0; i < job.parts_; ++i)
+                (*job.part_)(i);
         return;
     }
     std::lock_guard call(call_mutex_, std::adopt_lock);
+    // A stream that stopped early: what was never published is not waited for.
+    const uint64_t parts = job.published_;
+    total_.store(parts, std::memory_order_release);
     help(ticket_.load(std::memory_order_acquire), generation_);
     // The parts still running are on workers already under way: done within one slice.
-    spin_until(spin_, [&] { return done_.load(std::memory_order_acquire) == job.parts_; });
+    spin_until(spin_, [&] { return done_.load(std::memory_order_acquire) == parts; });
     part_.store(nullptr, std::memory_order_relaxed);
 }
 
@@ -149,8 +190,13 @@ void HostWorkers::help(uint64_t t, uint64_t generation) noexcept
         // parts_ and part_ may already be a later call's when this one has ended; then the
         // ticket has moved on and the exchange fails, so they are never used.
         const uint64_t index = t & kIndexMask;
-        if (index >= parts_.load(std::memory_order_relaxed))
-            return;
+        if (index >= parts_.load(std::memory_order_acquire)) {
+            if (index >= total_.load(std::memory_order_acquire))
+                return;
+            HostWorkers::relax(); // a stream's next part is not published yet
+            t = ticket_.load(std::memory_order_acquire);
+            continue;
+        }
         const std::function<void(unsigned)> *part = part_.load(std::memory_order_relaxed);
         if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acquire, std::memory_order_acquire)) {
             (*part)(static_cast<unsigned>(index));
@@ -173,7 +219,7 @@ uint64_t HostWorkers::await(uint64_t seen)
             return t;
         if (i % 64 == 0 && Clock::now() >= until)
             break;
-        relax();
+        HostWorkers::relax();
     }
     sleepers_.fetch_add(1);
     for (;;) {

@@ -35,6 +35,16 @@ public:
     HostWorkers(const HostWorkers &) = delete;
     HostWorkers &operator=(const HostWorkers &) = delete;
 
+    // Tells the core a spin-wait is under way (the sibling hyper-thread gets the pipeline).
+    static void relax() noexcept
+    {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield");
+#endif
+    }
+
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
     std::chrono::microseconds spin() const noexcept { return spin_; }
     // memcpy split into slices of at least `min_part` bytes (waking a thread costs more than
@@ -65,11 +75,26 @@ public:
         const std::function<void(unsigned)> *part_ = nullptr;
         std::function<void(unsigned)> copy_; // begin_copy()'s part
         unsigned parts_ = 0;
+        unsigned published_ = 0; // begin_stream()'s jobs: parts made available so far
+        bool streaming_ = false;
         bool pooled_ = false; // on the workers, call_mutex_ held; else end() runs it inline
     };
     void begin(Job &job, unsigned parts, const std::function<void(unsigned)> &part);
     void begin_copy(Job &job, void *dst, const void *src, size_t size, size_t min_part = kMinPart);
     void end(Job &job);
+    // A job whose parts are handed out as the caller publishes them, in order: begin_stream()
+    // starts it with none; publish(job, n) makes parts [0, n) available (n only grows; with no
+    // worker threads the caller runs the new ones there and then). Workers that have taken
+    // every published part wait for more instead of leaving, so a staged copy's host threads
+    // run from one piece into the next with no hand-off between pieces. end() returns once
+    // every published part has returned; parts never published are dropped (a caller that
+    // stops early, on an error).
+    void begin_stream(Job &job, unsigned parts, const std::function<void(unsigned)> &part);
+    void publish(Job &job, unsigned parts);
+    // The caller takes one published part that no thread has taken and runs it: false when
+    // there is none. A stream's caller that has nothing else to do helps so, one part at a
+    // time (on a machine with few cores its thread is one of the few).
+    bool help_one(Job &job);
 
     // What waking the threads cost so far (tests and benchmarks count it per copy).
     struct Stats {
@@ -86,6 +111,8 @@ private:
     static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
 
     void serve();
+    // Hands `job` to the workers (call_mutex_ taken, held until end()).
+    void start(Job &job);
     // Takes parts of call `generation` from ticket `t` on until none are left.
     void help(uint64_t t, uint64_t generation) noexcept;
     // Spins, then sleeps, until a call newer than `seen` starts or the pool stops.
@@ -97,7 +124,8 @@ private:
     uint64_t generation_ = 0; // call_mutex_'s
     std::atomic<uint64_t> ticket_{0};
     std::atomic<const std::function<void(unsigned)> *> part_{nullptr};
-    std::atomic<uint64_t> parts_{0};
+    std::atomic<uint64_t> parts_{0}; // parts available (a stream's published ones)
+    std::atomic<uint64_t> total_{0}; // parts the call will have: workers wait while parts_ < total_
     std::atomic<uint64_t> done_{0};
     std::atomic<bool> stopping_{false};
     // Sleeping workers only: the hot path touches none of these. They sleep on epoch_ (a

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,44 @@ TEST_CASE("host workers: every part runs exactly once, any count of parts and th
                 }
             }
         }
+    }
+}
+
+TEST_CASE("host workers: a stream's parts run once each, as they are published, and the unpublished are dropped")
+{
+    for (unsigned threads : {1u, 2u, 4u}) {
+        HostWorkers workers(threads, {}, 50us);
+        CAPTURE(threads);
+        constexpr unsigned kParts = 300;
+        std::vector<std::atomic<int>> runs(kParts);
+        std::atomic<unsigned> published_max{0}, beyond{0};
+        const std::function<void(unsigned)> part = [&](unsigned i) {
+            if (i >= published_max.load())
+                beyond.fetch_add(1); // ran before it was published
+            runs[i].fetch_add(1);
+        };
+        {
+            HostWorkers::Job job;
+            workers.begin_stream(job, kParts, part);
+            for (unsigned n = 7; n <= 200; n += 7) { // published in steps; the workers wait between them
+                published_max.store(n);
+                workers.publish(job, n);
+                std::this_thread::sleep_for(20us);
+            }
+            published_max.store(203);
+            workers.publish(job, 203);
+            workers.publish(job, 100); // never shrinks
+            workers.end(job);          // parts 203.. were never published: dropped
+        }
+        CHECK(beyond.load() == 0);
+        for (unsigned i = 0; i < kParts; ++i) {
+            CAPTURE(i);
+            CHECK(runs[i].load() == (i < 203 ? 1 : 0));
+        }
+        // The workers serve the next call as usual.
+        std::atomic<int> count{0};
+        workers.run(50, [&](unsigned) { count.fetch_add(1); });
+        CHECK(count.load() == 50);
     }
 }
 
