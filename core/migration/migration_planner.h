@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "migration/address_table.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_record.h"
 
@@ -59,7 +60,8 @@ struct DevicePlan {
 // named twice is needed once, where it was first named, with both plans' advice.
 struct DeclarationPlan {
     std::vector<DevicePlan> devices;
-    std::unordered_map<uintptr_t, std::pair<size_t, size_t>> seen; // unit start -> (device, need)
+    AddressTable<std::pair<size_t, size_t>> seen; // unit start -> (device, need)
+    std::vector<UnitSpan> spans; // one range's units, reused from range to range
 };
 
 // A unit resident on the device that has to make room, as eviction sees it.
@@ -92,9 +94,10 @@ class MigrationPlanner {
 public:
     // Whether tidal made the unit at `start` resident on `device`.
     using Residency = std::function<bool(uintptr_t start, int32_t device)>;
-    // The units tiling the window [start, start + size), in address order; empty when the
-    // window is untracked (it is then one unit). Empty function: every window is untracked.
-    using Tiling = std::function<std::vector<UnitSpan>(uintptr_t start, size_t size)>;
+    // Appends the units tiling the window [start, start + size) to `tiles`, in address order;
+    // none when the window is untracked (it is then one unit). Empty function: every window is
+    // untracked. (Appending to the caller's vector: no heap block per window.)
+    using Tiling = std::function<void(uintptr_t start, size_t size, std::vector<UnitSpan> &tiles)>;
 
     // `chain` and `system` must outlive the planner; `chunk_size` > 0.
     MigrationPlanner(const PolicyChain &chain, const tidal_policy_system *system, uint64_t chunk_size)
@@ -105,6 +108,8 @@ public:
     uint64_t chunk_size() const noexcept { return chunk_; }
     // The units [r.ptr, r.ptr + r.size) touches, in address order (none for an empty range).
     std::vector<UnitSpan> units(const DeclaredRange &r, const Tiling &tiling = {}) const;
+    // The same into `spans` (emptied first), so that a caller reusing it allocates nothing.
+    void units(const DeclaredRange &r, const Tiling &tiling, std::vector<UnitSpan> &spans) const;
 
     // What the chain's plan_prefetch is asked about a declared range.
     tidal_prefetch_request request(const DeclaredRange &r, bool lookahead) const;
