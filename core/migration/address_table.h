@@ -72,13 +72,20 @@ public:
         --used_;
     }
 
-    // Empties the table and keeps its slots (a plan reused call after call allocates nothing).
+    // Empties the table and keeps its slots (a plan reused call after call allocates nothing),
+    // unless they are four times what its entries needed: a small call after a large one
+    // would otherwise wipe the large one's slots every time.
     void clear() noexcept
     {
         if (used_ == 0)
             return;
-        for (Slot &s : slots_)
-            s = Slot{};
+        if (slots_.size() > 64 && used_ * 4 < slots_.size()) {
+            slots_ = std::vector<Slot>();
+            shift_ = 64;
+        } else {
+            for (Slot &s : slots_)
+                s = Slot{};
+        }
         used_ = 0;
     }
     size_t size() const noexcept { return used_; }

@@ -18,6 +18,29 @@ std::vector<uintptr_t> DevicePlan::keep() const
     return starts;
 }
 
+size_t DeclarationPlan::device_index(int32_t device)
+{
+    for (size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].device == device)
+            return i;
+    devices.push_back(DevicePlan{device, {}, 0, {}});
+    if (!spare.empty()) {
+        devices.back().needs = std::move(spare.back());
+        spare.pop_back();
+    }
+    return devices.size() - 1;
+}
+
+void DeclarationPlan::reset()
+{
+    for (DevicePlan &d : devices) {
+        d.needs.clear();
+        spare.push_back(std::move(d.needs));
+    }
+    devices.clear();
+    seen.clear();
+}
+
 std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r, const Tiling &tiling) const
 {
     std::vector<UnitSpan> spans;
@@ -77,15 +100,11 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
             plan.devices[s->first].needs[s->second].advice_set |= decision.plan.advice_set;
             continue;
         }
-        auto d = std::find_if(plan.devices.begin(), plan.devices.end(),
-                              [&](const DevicePlan &p) { return p.device == r.device; });
-        if (d == plan.devices.end()) {
-            plan.devices.push_back(DevicePlan{r.device, {}, 0, {}});
-            d = plan.devices.end() - 1;
-        }
+        const size_t index = plan.device_index(r.device);
+        DevicePlan *d = &plan.devices[index];
         const bool move = !resident(u.start, r.device);
-        plan.seen.try_emplace(u.start, std::pair{static_cast<size_t>(d - plan.devices.begin()), d->needs.size()});
-        d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move});
+        plan.seen.try_emplace(u.start, std::pair{index, d->needs.size()});
+        d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move, u.tracked});
         d->incoming += move ? u.size : 0;
     }
 }

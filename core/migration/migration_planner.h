@@ -34,6 +34,7 @@ struct DeclaredRange {
 struct UnitSpan {
     uintptr_t start;
     size_t size;
+    void *tracked = nullptr; // the tiling's own record of the unit, if it has one (opaque here)
 };
 
 // A unit a call needs on a device, and what to do about it.
@@ -44,6 +45,7 @@ struct Need {
     uint64_t call_limit;        // bytes per runtime call, 0 = no limit
     uint32_t advice_set;        // what the plans of every range naming it asked for
     bool move;                  // false: already resident there
+    void *tracked = nullptr;    // UnitSpan::tracked of the unit: its owner finds it again without a search
 };
 
 // What one call needs on one device.
@@ -62,6 +64,13 @@ struct DeclarationPlan {
     std::vector<DevicePlan> devices;
     AddressTable<std::pair<size_t, size_t>> seen; // unit start -> (device, need)
     std::vector<UnitSpan> spans; // one range's units, reused from range to range
+    std::vector<std::vector<Need>> spare; // needs' buffers of an earlier call, for new device plans
+
+    // The plan of `device`, made (last) if the plan has none yet.
+    size_t device_index(int32_t device);
+    // Empties the plan for another call and keeps its buffers: megabytes at 10^4 ranges, which
+    // glibc maps and trims again call after call (page faults on every page) when they are freed.
+    void reset();
 };
 
 // A unit resident on the device that has to make room, as eviction sees it.

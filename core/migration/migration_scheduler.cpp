@@ -198,17 +198,19 @@ MigrationPlanner::Residency MigrationScheduler::residency() const
     };
 }
 
-MigrationPlanner::Tiling MigrationScheduler::tiling() const
+MigrationPlanner::Tiling MigrationScheduler::tiling()
 {
     return [this](uintptr_t start, size_t size, std::vector<UnitSpan> &tiles) {
         // A tracked window is tiled from its start; one unit of its size is all of it (units do
         // not overlap). Anything else (cut, or untracked) walks the tree.
-        if (const Unit *u = unit_at(start); u && u->size == size) {
-            tiles.push_back(UnitSpan{start, size});
+        // Each tile carries its unit, which queue then reads without a search (units are not
+        // erased while a declaration holds the lock, and a map's nodes do not move).
+        if (Unit *u = unit_at(start); u && u->size == size) {
+            tiles.push_back(UnitSpan{start, size, u});
             return;
         }
         for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + size; ++it)
-            tiles.push_back(UnitSpan{it->first, it->second.size});
+            tiles.push_back(UnitSpan{it->first, it->second.size, &it->second});
     };
 }
 
@@ -282,27 +284,25 @@ void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges, boo
 {
     // Every range's windows, flat and sorted by window (stable: a window's claims keep the
     // order the call names them, and its first range stays first). A map of windows, each with
-    // a vector of claims, was three heap blocks per range, a third of this step's instructions.
-    struct Claimed {
-        uintptr_t start;
-        size_t size;
-        const DeclaredRange *range;
-        UnitClaim claim;
-    };
-    std::vector<Claimed> claimed;
+    // a vector of claims, was three heap blocks per range, a third of this step's instructions;
+    // the vectors are the scheduler's, kept from call to call.
+    std::vector<CutClaim> &claimed = cut_claimed_;
+    claimed.clear();
     claimed.reserve(ranges.size());
     for (const DeclaredRange &r : ranges) {
         if (r.device < 0 || r.size == 0)
             continue;
         device(r.device); // validates the index before anything is cut
         const uintptr_t lo = reinterpret_cast<uintptr_t>(r.ptr), hi = lo + r.size;
-        for (const UnitSpan &w : planner_.units(r)) // whole windows: no tiling asked
-            claimed.push_back(Claimed{w.start, w.size, &r,
-                                      UnitClaim{std::max(lo, w.start), std::min(hi, w.start + w.size), r.device}});
+        planner_.units(r, {}, plan_.spans); // whole windows: no tiling asked
+        for (const UnitSpan &w : plan_.spans)
+            claimed.push_back(CutClaim{w.start, w.size, &r,
+                                       UnitClaim{std::max(lo, w.start), std::min(hi, w.start + w.size), r.device}});
     }
-    if (!std::is_sorted(claimed.begin(), claimed.end(), [](const Claimed &x, const Claimed &y) { return x.start < y.start; }))
-        std::stable_sort(claimed.begin(), claimed.end(), [](const Claimed &x, const Claimed &y) { return x.start < y.start; });
-    std::vector<UnitClaim> claims, existing; // one window's, reused
+    auto by_window = [](const CutClaim &x, const CutClaim &y) { return x.start < y.start; };
+    if (!std::is_sorted(claimed.begin(), claimed.end(), by_window))
+        std::stable_sort(claimed.begin(), claimed.end(), by_window);
+    std::vector<UnitClaim> &claims = cut_claims_, &existing = cut_existing_; // one window's
     auto unit = units_.end(); // where the last window's walk ended: the next window's units start there or later
     for (size_t i = 0, j = 0; i < claimed.size(); i = j) {
         const uintptr_t start = claimed[i].start;
@@ -400,9 +400,10 @@ std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
     return resident;
 }
 
-DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
+DeclarationPlan &MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
 {
-    DeclarationPlan plan;
+    DeclarationPlan &plan = plan_;
+    plan.reset();
     const MigrationPlanner::Residency resident = residency();
     const MigrationPlanner::Tiling tiles = tiling();
     for (const DeclaredRange &r : ranges) {
@@ -421,11 +422,13 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
 {
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
-    const std::vector<uintptr_t> keep = plan.keep();
+    std::vector<uintptr_t> keep; // made once room has to be made
     for (;;) {
         const uint64_t resident = resident_total(d);
         if (MigrationPlanner::excess(ds.budget, resident, plan.incoming) == 0)
             return;
+        if (keep.empty())
+            keep = plan.keep();
         const std::vector<ResidentUnit> candidates = resident_units(d);
         const EvictionPlan room = planner_.make_room(d, ds.budget, resident, plan.incoming, keep, candidates, clock_);
         if (room.short_of_candidates()) {
@@ -737,7 +740,7 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
 
     std::vector<std::shared_ptr<Batch>> waits;
     for (const Need &n : needs) {
-        Unit &u = *unit_at(n.start);
+        Unit &u = n.tracked ? *static_cast<Unit *>(n.tracked) : *unit_at(n.start);
         if (!n.move) {
             ds.stats.resident_hits += n.size;
             apply_advice(u, n.start, n.advice_set);
@@ -859,16 +862,20 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
                 phases.ending_device = r.device;
                 break;
             }
-        phases.ending = std::move(phases.current);
-        phases.current = std::move(phases.lookahead);
+        // Swapped, not moved: the new current phase reuses the buffer of the one ended before
+        // (moved, it would start empty and grow ~log n times, every call).
+        phases.ending.clear();
+        phases.ending.swap(phases.current);
+        phases.current.insert(phases.current.end(), phases.lookahead.begin(), phases.lookahead.end());
         phases.lookahead.clear();
     }
     std::vector<std::shared_ptr<Batch>> waits;
-    std::vector<Unit *> protected_now; // the units this call protected, in the order of `held`
+    std::vector<Unit *> &protected_now = protected_now_; // the units this call protected, in the order of `held`
+    protected_now.clear();
     try {
         waits = bring_home(ranges);
         cut_units(ranges);
-        DeclarationPlan planned = plan(ranges, lookahead);
+        DeclarationPlan &planned = plan(ranges, lookahead);
         // Every device's budget holds for all of it before anything moves.
         for (const DevicePlan &p : planned.devices)
             make_room(p);
@@ -1127,13 +1134,7 @@ void MigrationScheduler::plan_chunks(DeclarationPlan &plan, const DeclaredRange 
                     fmt::format("{} is elastic memory of device {}; it was declared for device {}", r.ptr,
                                 r.owner.runtime_device, r.device),
                     "declare elastic memory for the device it was allocated on (or copy it with tidal_copy)");
-    size_t index = 0;
-    while (index < plan.devices.size() && plan.devices[index].device != r.device)
-        ++index;
-    if (index == plan.devices.size()) {
-        plan.devices.emplace_back();
-        plan.devices.back().device = r.device;
-    }
+    const size_t index = plan.device_index(r.device);
     DevicePlan &dp = plan.devices[index];
     for (const ResidencyChunk &c : chunks_->chunks(r.owner.base, r.ptr, r.size)) {
         dp.chunk_modes[c.start] |= r.mode; // a chunk named for reading and for writing is written

@@ -44,6 +44,7 @@
 #include "migration/chunk_residency.h"
 #include "migration/migration_planner.h"
 #include "migration/migration_worker.h"
+#include "migration/unit_split.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_record.h"
 #include "runtime/event_pool.h"
@@ -102,9 +103,10 @@ public:
 
 private:
     struct Batch; // an event recorded after a group of migrations on one migration stream
-    struct Unit {
+    struct alignas(64) Unit {
         // What a declaration of a resident unit reads and writes comes first, in one cache
-        // line (with the map node's header before it, two): the rest is read when it moves.
+        // line (aligned: the map node's header takes a line of its own before it); the rest is
+        // read when it moves.
         uint64_t id = 0;            // unique: phases name units by (start, id)
         size_t size = 0;
         int32_t device = -1;        // where tidal made it resident
@@ -125,6 +127,13 @@ private:
     struct UnitRef {
         uintptr_t start;
         uint64_t id;
+    };
+    // A window one declared range touches, and the bytes of it the range claims (cut_units).
+    struct CutClaim {
+        uintptr_t start;
+        size_t size;
+        const DeclaredRange *range;
+        UnitClaim claim;
     };
     struct Closing {
         void *event;
@@ -216,7 +225,8 @@ private:
     void close_current(void *stream);
     // The steps of a declaration (see the top of this file).
     std::vector<std::shared_ptr<Batch>> bring_home(const std::vector<DeclaredRange> &ranges);
-    DeclarationPlan plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
+    // Fills plan_ (emptied first) and returns it.
+    DeclarationPlan &plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
     void make_room(const DevicePlan &plan);
     // Where a declaration's protected units go: the phase's (or lookahead's) list, and the units
     // themselves in the same order.
@@ -244,7 +254,7 @@ private:
     uint64_t resident_total(int32_t d) const;
 
     MigrationPlanner::Residency residency() const;
-    MigrationPlanner::Tiling tiling() const;
+    MigrationPlanner::Tiling tiling();
     // Cuts units where the device ranges of one call name different devices than the bytes
     // around them (migration/unit_split.h), before the call is planned.
     // `homes`: new and cut units take their range's device as their home (a split's parts).
@@ -282,6 +292,11 @@ private:
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
     std::vector<std::shared_ptr<Batch>> unsubmitted_; // batches whose recording step is queued in `steps`
+    // A declaration's buffers, kept from call to call (see DeclarationPlan::reset).
+    DeclarationPlan plan_;
+    std::vector<Unit *> protected_now_;
+    std::vector<CutClaim> cut_claimed_;
+    std::vector<UnitClaim> cut_claims_, cut_existing_;
     ChunkResidency *chunks_ = nullptr;
 };
 
