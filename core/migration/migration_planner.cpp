@@ -38,7 +38,38 @@ void DeclarationPlan::reset()
         spare.push_back(std::move(d.needs));
     }
     devices.clear();
-    seen.clear();
+    seen_.clear();
+    ordered_ = true;
+    last_ = 0;
+}
+
+void DeclarationPlan::fill_seen()
+{
+    ordered_ = false;
+    for (size_t d = 0; d < devices.size(); ++d)
+        for (size_t n = 0; n < devices[d].needs.size(); ++n)
+            seen_.try_emplace(devices[d].needs[n].start, std::pair{d, n});
+}
+
+const std::pair<size_t, size_t> *DeclarationPlan::named(uintptr_t start)
+{
+    if (ordered_) {
+        if (start > last_)
+            return nullptr;
+        fill_seen();
+    }
+    return seen_.find(start);
+}
+
+void DeclarationPlan::name(uintptr_t start, size_t device, size_t need)
+{
+    if (ordered_ && start > last_) {
+        last_ = start;
+        return;
+    }
+    if (ordered_)
+        fill_seen();
+    seen_.try_emplace(start, std::pair{device, need});
 }
 
 std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r, const Tiling &tiling) const
@@ -96,14 +127,14 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
         return;
     units(r, tiling, plan.spans);
     for (const UnitSpan &u : plan.spans) {
-        if (const auto *s = plan.seen.find(u.start)) {
+        if (const auto *s = plan.named(u.start)) {
             plan.devices[s->first].needs[s->second].advice_set |= decision.plan.advice_set;
             continue;
         }
         const size_t index = plan.device_index(r.device);
         DevicePlan *d = &plan.devices[index];
         const bool move = !resident(u.start, r.device);
-        plan.seen.try_emplace(u.start, std::pair{index, d->needs.size()});
+        plan.name(u.start, index, d->needs.size());
         d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move, u.tracked});
         d->incoming += move ? u.size : 0;
     }

@@ -62,15 +62,28 @@ struct DevicePlan {
 // named twice is needed once, where it was first named, with both plans' advice.
 struct DeclarationPlan {
     std::vector<DevicePlan> devices;
-    AddressTable<std::pair<size_t, size_t>> seen; // unit start -> (device, need)
     std::vector<UnitSpan> spans; // one range's units, reused from range to range
     std::vector<std::vector<Need>> spare; // needs' buffers of an earlier call, for new device plans
+
+    // The (device, need) that names the unit at `start`, if a range of this call named it.
+    const std::pair<size_t, size_t> *named(uintptr_t start);
+    // The unit at `start`, named for the first time, is need `need` of device plan `device`.
+    void name(uintptr_t start, size_t device, size_t need);
 
     // The plan of `device`, made (last) if the plan has none yet.
     size_t device_index(int32_t device);
     // Empties the plan for another call and keeps its buffers: megabytes at 10^4 ranges, which
     // glibc maps and trims again call after call (page faults on every page) when they are freed.
     void reset();
+
+private:
+    // While units are named in increasing address order (ranges declared in address order) none
+    // can have been named before, and `seen` is not written: a random write per range into a
+    // table of megabytes at 10^4 ranges. The first unit out of order fills it from the needs.
+    bool ordered_ = true;
+    uintptr_t last_ = 0;
+    AddressTable<std::pair<size_t, size_t>> seen_; // unit start -> (device, need), once out of order
+    void fill_seen();
 };
 
 // A unit resident on the device that has to make room, as eviction sees it.

@@ -1138,9 +1138,9 @@ void MigrationScheduler::plan_chunks(DeclarationPlan &plan, const DeclaredRange 
     DevicePlan &dp = plan.devices[index];
     for (const ResidencyChunk &c : chunks_->chunks(r.owner.base, r.ptr, r.size)) {
         dp.chunk_modes[c.start] |= r.mode; // a chunk named for reading and for writing is written
-        if (plan.seen.find(c.start))
+        if (plan.named(c.start))
             continue;
-        plan.seen.try_emplace(c.start, std::pair{index, dp.needs.size()});
+        plan.name(c.start, index, dp.needs.size());
         dp.needs.push_back(Need{c.start, c.size, &r, 0, 0, !c.resident});
         if (!c.resident)
             dp.incoming += c.size;
