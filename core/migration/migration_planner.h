@@ -78,8 +78,8 @@ struct DeclarationPlan {
 
 private:
     // While units are named in increasing address order (ranges declared in address order) none
-    // can have been named before, and `seen` is not written: a random write per range into a
-    // table of megabytes at 10^4 ranges. The first unit out of order fills it from the needs.
+    // can have been named before, and seen_ is not written: it was a random write per range
+    // into a table of ~1 MB at 10^4 ranges. The first unit out of order fills it from the needs.
     bool ordered_ = true;
     uintptr_t last_ = 0;
     AddressTable<std::pair<size_t, size_t>> seen_; // unit start -> (device, need), once out of order
