@@ -18,25 +18,87 @@ std::vector<uintptr_t> DevicePlan::keep() const
     return starts;
 }
 
+size_t DeclarationPlan::device_index(int32_t device)
+{
+    for (size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].device == device)
+            return i;
+    devices.push_back(DevicePlan{device, {}, 0, {}});
+    if (!spare.empty()) {
+        devices.back().needs = std::move(spare.back());
+        spare.pop_back();
+    }
+    return devices.size() - 1;
+}
+
+void DeclarationPlan::reset()
+{
+    for (DevicePlan &d : devices) {
+        d.needs.clear();
+        spare.push_back(std::move(d.needs));
+    }
+    devices.clear();
+    seen_.clear();
+    ordered_ = true;
+    last_ = 0;
+}
+
+void DeclarationPlan::fill_seen()
+{
+    ordered_ = false;
+    for (size_t d = 0; d < devices.size(); ++d)
+        for (size_t n = 0; n < devices[d].needs.size(); ++n)
+            seen_.try_emplace(devices[d].needs[n].start, std::pair{d, n});
+}
+
+const std::pair<size_t, size_t> *DeclarationPlan::named(uintptr_t start)
+{
+    if (ordered_) {
+        if (start > last_)
+            return nullptr;
+        fill_seen();
+    }
+    return seen_.find(start);
+}
+
+void DeclarationPlan::name(uintptr_t start, size_t device, size_t need)
+{
+    if (ordered_ && start > last_) {
+        last_ = start;
+        return;
+    }
+    if (ordered_)
+        fill_seen();
+    seen_.try_emplace(start, std::pair{device, need});
+}
+
 std::vector<UnitSpan> MigrationPlanner::units(const DeclaredRange &r, const Tiling &tiling) const
 {
     std::vector<UnitSpan> spans;
+    units(r, tiling, spans);
+    return spans;
+}
+
+void MigrationPlanner::units(const DeclaredRange &r, const Tiling &tiling, std::vector<UnitSpan> &spans) const
+{
+    spans.clear();
     if (r.size == 0)
-        return spans;
+        return;
     const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
     const uint64_t lo = reinterpret_cast<uintptr_t>(r.ptr) - base, hi = lo + r.size;
     for (uint64_t i = lo / chunk_; i * chunk_ < hi; ++i) {
         const UnitSpan window{base + i * chunk_, static_cast<size_t>(std::min<uint64_t>(chunk_, r.owner.size - i * chunk_))};
-        const std::vector<UnitSpan> tiles = tiling ? tiling(window.start, window.size) : std::vector<UnitSpan>{};
-        if (tiles.empty()) {
+        const size_t first = spans.size();
+        if (tiling)
+            tiling(window.start, window.size, spans);
+        if (spans.size() == first) {
             spans.push_back(window);
             continue;
         }
-        for (const UnitSpan &t : tiles)
-            if (t.start < base + hi && t.start + t.size > base + lo)
-                spans.push_back(t);
+        // Only the tiles the range touches stay.
+        const auto outside = [&](const UnitSpan &t) { return t.start >= base + hi || t.start + t.size <= base + lo; };
+        spans.erase(std::remove_if(spans.begin() + static_cast<std::ptrdiff_t>(first), spans.end(), outside), spans.end());
     }
-    return spans;
 }
 
 tidal_prefetch_request MigrationPlanner::request(const DeclaredRange &r, bool lookahead) const
@@ -63,20 +125,17 @@ void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool l
     const PrefetchDecision decision = chain_.plan_prefetch(request(r, lookahead));
     if (decision.plan.action == TIDAL_PREFETCH_SKIP)
         return;
-    for (const UnitSpan &u : units(r, tiling)) {
-        if (auto s = plan.seen.find(u.start); s != plan.seen.end()) {
-            plan.devices[s->second.first].needs[s->second.second].advice_set |= decision.plan.advice_set;
+    units(r, tiling, plan.spans);
+    for (const UnitSpan &u : plan.spans) {
+        if (const auto *s = plan.named(u.start)) {
+            plan.devices[s->first].needs[s->second].advice_set |= decision.plan.advice_set;
             continue;
         }
-        auto d = std::find_if(plan.devices.begin(), plan.devices.end(),
-                              [&](const DevicePlan &p) { return p.device == r.device; });
-        if (d == plan.devices.end()) {
-            plan.devices.push_back(DevicePlan{r.device, {}, 0, {}});
-            d = plan.devices.end() - 1;
-        }
+        const size_t index = plan.device_index(r.device);
+        DevicePlan *d = &plan.devices[index];
         const bool move = !resident(u.start, r.device);
-        plan.seen.emplace(u.start, std::pair{static_cast<size_t>(d - plan.devices.begin()), d->needs.size()});
-        d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move});
+        plan.name(u.start, index, d->needs.size());
+        d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move, u.tracked});
         d->incoming += move ? u.size : 0;
     }
 }

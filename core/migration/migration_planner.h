@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "migration/address_table.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_record.h"
 
@@ -33,6 +34,7 @@ struct DeclaredRange {
 struct UnitSpan {
     uintptr_t start;
     size_t size;
+    void *tracked = nullptr; // the tiling's own record of the unit, if it has one (opaque here)
 };
 
 // A unit a call needs on a device, and what to do about it.
@@ -43,6 +45,7 @@ struct Need {
     uint64_t call_limit;        // bytes per runtime call, 0 = no limit
     uint32_t advice_set;        // what the plans of every range naming it asked for
     bool move;                  // false: already resident there
+    void *tracked = nullptr;    // UnitSpan::tracked of the unit: its owner finds it again without a search
 };
 
 // What one call needs on one device.
@@ -59,7 +62,28 @@ struct DevicePlan {
 // named twice is needed once, where it was first named, with both plans' advice.
 struct DeclarationPlan {
     std::vector<DevicePlan> devices;
-    std::unordered_map<uintptr_t, std::pair<size_t, size_t>> seen; // unit start -> (device, need)
+    std::vector<UnitSpan> spans; // one range's units, reused from range to range
+    std::vector<std::vector<Need>> spare; // needs' buffers of an earlier call, for new device plans
+
+    // The (device, need) that names the unit at `start`, if a range of this call named it.
+    const std::pair<size_t, size_t> *named(uintptr_t start);
+    // The unit at `start`, named for the first time, is need `need` of device plan `device`.
+    void name(uintptr_t start, size_t device, size_t need);
+
+    // The plan of `device`, made (last) if the plan has none yet.
+    size_t device_index(int32_t device);
+    // Empties the plan for another call and keeps its buffers: megabytes at 10^4 ranges, which
+    // glibc maps and trims again call after call (page faults on every page) when they are freed.
+    void reset();
+
+private:
+    // While units are named in increasing address order (ranges declared in address order) none
+    // can have been named before, and seen_ is not written: it was a random write per range
+    // into a table of ~1 MB at 10^4 ranges. The first unit out of order fills it from the needs.
+    bool ordered_ = true;
+    uintptr_t last_ = 0;
+    AddressTable<std::pair<size_t, size_t>> seen_; // unit start -> (device, need), once out of order
+    void fill_seen();
 };
 
 // A unit resident on the device that has to make room, as eviction sees it.
@@ -92,9 +116,10 @@ class MigrationPlanner {
 public:
     // Whether tidal made the unit at `start` resident on `device`.
     using Residency = std::function<bool(uintptr_t start, int32_t device)>;
-    // The units tiling the window [start, start + size), in address order; empty when the
-    // window is untracked (it is then one unit). Empty function: every window is untracked.
-    using Tiling = std::function<std::vector<UnitSpan>(uintptr_t start, size_t size)>;
+    // Appends the units tiling the window [start, start + size) to `tiles`, in address order;
+    // none when the window is untracked (it is then one unit). Empty function: every window is
+    // untracked. (Appending to the caller's vector: no heap block per window.)
+    using Tiling = std::function<void(uintptr_t start, size_t size, std::vector<UnitSpan> &tiles)>;
 
     // `chain` and `system` must outlive the planner; `chunk_size` > 0.
     MigrationPlanner(const PolicyChain &chain, const tidal_policy_system *system, uint64_t chunk_size)
@@ -105,6 +130,8 @@ public:
     uint64_t chunk_size() const noexcept { return chunk_; }
     // The units [r.ptr, r.ptr + r.size) touches, in address order (none for an empty range).
     std::vector<UnitSpan> units(const DeclaredRange &r, const Tiling &tiling = {}) const;
+    // The same into `spans` (emptied first), so that a caller reusing it allocates nothing.
+    void units(const DeclaredRange &r, const Tiling &tiling, std::vector<UnitSpan> &spans) const;
 
     // What the chain's plan_prefetch is asked about a declared range.
     tidal_prefetch_request request(const DeclaredRange &r, bool lookahead) const;

@@ -81,6 +81,7 @@ MigrationScheduler::~MigrationScheduler()
         for (Closing &c : phases.closing)
             events_.release(c.device, c.event);
     phases_.clear();
+    index_.clear();
     units_.clear(); // gives the batches' events back
     for (DeviceState &d : devices_) {
         if (d.chunk_out)
@@ -117,8 +118,8 @@ void *MigrationScheduler::migration_stream(int32_t d)
 
 MigrationScheduler::Unit *MigrationScheduler::find(const UnitRef &ref)
 {
-    auto it = units_.find(ref.start);
-    return it != units_.end() && it->second.id == ref.id ? &it->second : nullptr;
+    Unit *u = unit_at(ref.start);
+    return u && u->id == ref.id ? u : nullptr;
 }
 
 void MigrationScheduler::unprotect(const std::vector<UnitRef> &refs) noexcept
@@ -192,26 +193,35 @@ bool MigrationScheduler::holds_all(const std::vector<UnitRef> &held, const std::
 MigrationPlanner::Residency MigrationScheduler::residency() const
 {
     return [this](uintptr_t start, int32_t d) {
-        auto it = units_.find(start);
-        return it != units_.end() && it->second.device == d;
+        const Unit *u = unit_at(start);
+        return u && u->device == d;
     };
 }
 
-MigrationPlanner::Tiling MigrationScheduler::tiling() const
+MigrationPlanner::Tiling MigrationScheduler::tiling()
 {
-    return [this](uintptr_t start, size_t size) {
-        std::vector<UnitSpan> tiles;
+    return [this](uintptr_t start, size_t size, std::vector<UnitSpan> &tiles) {
+        // A tracked window is tiled from its start; one unit of its size is all of it (units do
+        // not overlap). Anything else (cut, or untracked) walks the tree.
+        // Each tile carries its unit, which queue then reads without a search (units are not
+        // erased while a declaration holds the lock, and a map's nodes do not move).
+        if (Unit *u = unit_at(start); u && u->size == size) {
+            tiles.push_back(UnitSpan{start, size, u});
+            return;
+        }
         for (auto it = units_.lower_bound(start); it != units_.end() && it->first < start + size; ++it)
-            tiles.push_back(UnitSpan{it->first, it->second.size});
-        return tiles;
+            tiles.push_back(UnitSpan{it->first, it->second.size, &it->second});
     };
 }
 
 MigrationScheduler::Unit &MigrationScheduler::make_unit(uintptr_t start, size_t size, const AllocationRecord &owner)
 {
+    if (Unit *known = unit_at(start))
+        return *known;
     auto [it, inserted] = units_.try_emplace(start);
     Unit &u = it->second;
     if (inserted) {
+        index_.try_emplace(start, &u);
         u.id = next_id_++;
         u.size = size;
         u.hints = owner.hints;
@@ -243,7 +253,8 @@ void MigrationScheduler::split_unit(std::map<uintptr_t, Unit>::iterator it, uint
             rename(c.units);
         rename(phases.ending);
     }
-    units_.emplace(at, std::move(right));
+    auto made = units_.emplace(at, std::move(right)).first;
+    index_.try_emplace(at, &made->second);
     tracked_.store(units_.size(), std::memory_order_relaxed);
 }
 
@@ -273,35 +284,43 @@ void MigrationScheduler::cut_units(const std::vector<DeclaredRange> &ranges, boo
 {
     // Every range's windows, flat and sorted by window (stable: a window's claims keep the
     // order the call names them, and its first range stays first). A map of windows, each with
-    // a vector of claims, was three heap blocks per range, a third of this step's instructions.
-    struct Claimed {
-        uintptr_t start;
-        size_t size;
-        const DeclaredRange *range;
-        UnitClaim claim;
-    };
-    std::vector<Claimed> claimed;
+    // a vector of claims, was three heap blocks per range, a third of this step's instructions;
+    // the vectors are the scheduler's, kept from call to call.
+    std::vector<CutClaim> &claimed = cut_claimed_;
+    claimed.clear();
     claimed.reserve(ranges.size());
     for (const DeclaredRange &r : ranges) {
         if (r.device < 0 || r.size == 0)
             continue;
         device(r.device); // validates the index before anything is cut
         const uintptr_t lo = reinterpret_cast<uintptr_t>(r.ptr), hi = lo + r.size;
-        for (const UnitSpan &w : planner_.units(r)) // whole windows: no tiling asked
-            claimed.push_back(Claimed{w.start, w.size, &r,
-                                      UnitClaim{std::max(lo, w.start), std::min(hi, w.start + w.size), r.device}});
+        planner_.units(r, {}, plan_.spans); // whole windows: no tiling asked
+        for (const UnitSpan &w : plan_.spans)
+            claimed.push_back(CutClaim{w.start, w.size, &r,
+                                       UnitClaim{std::max(lo, w.start), std::min(hi, w.start + w.size), r.device}});
     }
-    if (!std::is_sorted(claimed.begin(), claimed.end(), [](const Claimed &x, const Claimed &y) { return x.start < y.start; }))
-        std::stable_sort(claimed.begin(), claimed.end(), [](const Claimed &x, const Claimed &y) { return x.start < y.start; });
-    std::vector<UnitClaim> claims, existing; // one window's, reused
+    auto by_window = [](const CutClaim &x, const CutClaim &y) { return x.start < y.start; };
+    if (!std::is_sorted(claimed.begin(), claimed.end(), by_window))
+        std::stable_sort(claimed.begin(), claimed.end(), by_window);
+    std::vector<UnitClaim> &claims = cut_claims_, &existing = cut_existing_; // one window's
     auto unit = units_.end(); // where the last window's walk ended: the next window's units start there or later
     for (size_t i = 0, j = 0; i < claimed.size(); i = j) {
         const uintptr_t start = claimed[i].start;
         const size_t size = claimed[i].size;
         const DeclaredRange &first = *claimed[i].range;
         claims.clear();
-        for (j = i; j < claimed.size() && claimed[j].start == start; ++j)
+        bool whole = false; // one claim names every byte of the window
+        for (j = i; j < claimed.size() && claimed[j].start == start; ++j) {
             claims.push_back(claimed[j].claim);
+            whole = whole || (claimed[j].claim.lo == start && claimed[j].claim.hi == start + size);
+        }
+        // Every byte claimed, all for one device: nothing to cut, whatever the units are, so
+        // they are not read (the common case: whole allocations declared, one unit each).
+        if (whole && !homes &&
+            std::all_of(claims.begin(), claims.end(), [&](const UnitClaim &c) { return c.device == claims.front().device; })) {
+            unit = units_.end();
+            continue;
+        }
         // Windows come in increasing order: the walk goes on from where the last one ended
         // (ranges declared in address order: the next unit is the window's), else searches.
         int steps = 0;
@@ -366,8 +385,8 @@ std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
             r.size = c.size;
             r.clean = c.clean;
             // A chunk never declared (resident since its allocation) is the oldest of all.
-            if (auto it = units_.find(c.start); it != units_.end() && it->second.elastic) {
-                const Unit &u = it->second;
+            if (const Unit *found = unit_at(c.start); found && found->elastic) {
+                const Unit &u = *found;
                 r.held = u.protect > 0;
                 r.last_use = u.last_use;
                 r.uses = u.uses;
@@ -381,10 +400,12 @@ std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
     return resident;
 }
 
-DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
+DeclarationPlan &MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
 {
-    DeclarationPlan plan;
+    DeclarationPlan &plan = plan_;
+    plan.reset();
     const MigrationPlanner::Residency resident = residency();
+    const MigrationPlanner::Tiling tiles = tiling();
     for (const DeclaredRange &r : ranges) {
         if (r.device == TIDAL_DEVICE_HOST)
             continue;
@@ -392,7 +413,7 @@ DeclarationPlan MigrationScheduler::plan(const std::vector<DeclaredRange> &range
         if (r.owner.kind == TIDAL_KIND_ELASTIC)
             plan_chunks(plan, r);
         else
-            planner_.add(plan, r, lookahead, resident, tiling());
+            planner_.add(plan, r, lookahead, resident, tiles);
     }
     return plan;
 }
@@ -401,11 +422,13 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
 {
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
-    const std::vector<uintptr_t> keep = plan.keep();
+    std::vector<uintptr_t> keep; // made once room has to be made
     for (;;) {
         const uint64_t resident = resident_total(d);
         if (MigrationPlanner::excess(ds.budget, resident, plan.incoming) == 0)
             return;
+        if (keep.empty())
+            keep = plan.keep();
         const std::vector<ResidentUnit> candidates = resident_units(d);
         const EvictionPlan room = planner_.make_room(d, ds.budget, resident, plan.incoming, keep, candidates, clock_);
         if (room.short_of_candidates()) {
@@ -427,9 +450,9 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
                         "phases (tidal_declare with count 0) once their work is queued");
         }
         for (uintptr_t start : room.victims) {
-            auto it = units_.find(start);
-            if (it != units_.end() && !it->second.elastic) {
-                evict_unit(start, it->second);
+            Unit *u = unit_at(start);
+            if (u && !u->elastic) {
+                evict_unit(start, *u);
                 continue;
             }
             // An elastic chunk: queue_chunks moves it, its physical chunk mapped at what comes in.
@@ -438,8 +461,8 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
             ds.chunk_victims.push_back(UnitSpan{start, c->size});
             (c->clean ? ds.stats.dropped_bytes : ds.stats.evicted_bytes) += c->size;
             ++ds.stats.evictions;
-            if (it != units_.end())
-                it->second.mode = 0; // what it is used for once it is back starts afresh
+            if (u)
+                u->mode = 0; // what it is used for once it is back starts afresh
         }
         MigrationPlanner::require_covered(room, d);
         return;
@@ -629,20 +652,20 @@ bool MigrationScheduler::join_open_prefetch(DevicePlan &plan)
     return true;
 }
 
-std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queue(DevicePlan &plan, bool lookahead)
+std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queue(DevicePlan &plan, bool lookahead,
+                                                                                   Protection &protect)
 {
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
     std::vector<Need> &needs = plan.needs;
-    std::sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.start < b.start; });
+    // Ranges declared in address order need no sort (a sort of sorted needs still passes over them ~log n times).
+    auto by_start = [](const Need &a, const Need &b) { return a.start < b.start; };
+    if (!std::is_sorted(needs.begin(), needs.end(), by_start))
+        std::sort(needs.begin(), needs.end(), by_start);
     queue_chunks(plan);
     if (lookahead && join_open_prefetch(plan)) {
-        for (const Need &n : needs) {
-            Unit &u = units_.at(n.start);
-            u.last_use = clock_;
-            ++u.uses;
-            u.mode |= n.range->mode;
-        }
+        for (const Need &n : needs)
+            use(*unit_at(n.start), n, protect);
         return {}; // lookahead: nothing waits
     }
     ds.open.reset();
@@ -717,18 +740,28 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
 
     std::vector<std::shared_ptr<Batch>> waits;
     for (const Need &n : needs) {
-        Unit &u = units_.at(n.start);
+        Unit &u = n.tracked ? *static_cast<Unit *>(n.tracked) : *unit_at(n.start);
         if (!n.move) {
             ds.stats.resident_hits += n.size;
             apply_advice(u, n.start, n.advice_set);
         }
-        u.last_use = clock_;
-        ++u.uses;
-        u.mode |= n.range->mode;
+        use(u, n, protect);
         if (u.ready && !u.ready->complete() && std::find(waits.begin(), waits.end(), u.ready) == waits.end())
             waits.push_back(u.ready);
     }
     return waits;
+}
+
+// In the pass over the needs that updates their units anyway: a second pass to protect them
+// read every unit again, from beyond the cache once a call names thousands.
+void MigrationScheduler::use(Unit &u, const Need &n, Protection &protect)
+{
+    u.last_use = clock_;
+    ++u.uses;
+    u.mode |= n.range->mode;
+    ++u.protect;
+    protect.held.push_back(UnitRef{n.start, u.id});
+    protect.units.push_back(&u);
 }
 
 // Work on the host: what tidal put on a device goes back first.
@@ -829,30 +862,29 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
                 phases.ending_device = r.device;
                 break;
             }
-        phases.ending = std::move(phases.current);
-        phases.current = std::move(phases.lookahead);
+        // Swapped, not moved: the new current phase reuses the buffer of the one ended before
+        // (moved, it would start empty and grow ~log n times, every call).
+        phases.ending.clear();
+        phases.ending.swap(phases.current);
+        phases.current.insert(phases.current.end(), phases.lookahead.begin(), phases.lookahead.end());
         phases.lookahead.clear();
     }
     std::vector<std::shared_ptr<Batch>> waits;
-    std::vector<Unit *> protected_now; // the units this call protected, in the order of `held`
+    std::vector<Unit *> &protected_now = protected_now_; // the units this call protected, in the order of `held`
+    protected_now.clear();
     try {
         waits = bring_home(ranges);
         cut_units(ranges);
-        DeclarationPlan planned = plan(ranges, lookahead);
+        DeclarationPlan &planned = plan(ranges, lookahead);
         // Every device's budget holds for all of it before anything moves.
         for (const DevicePlan &p : planned.devices)
             make_room(p);
         std::vector<UnitRef> &held = lookahead ? phases.lookahead : phases.current;
         for (DevicePlan &p : planned.devices) {
-            for (auto &b : queue(p, lookahead))
+            Protection protect{held, protected_now};
+            for (auto &b : queue(p, lookahead, protect))
                 if (std::find(waits.begin(), waits.end(), b) == waits.end())
                     waits.push_back(b);
-            for (const Need &n : p.needs) {
-                Unit &u = units_.at(n.start);
-                ++u.protect;
-                held.push_back(UnitRef{n.start, u.id});
-                protected_now.push_back(&u);
-            }
         }
     } catch (...) {
         try {
@@ -1027,6 +1059,7 @@ void MigrationScheduler::forget(const AllocationRecord &owner) noexcept
             if (!evicted)
                 ds.resident -= u.size;
         }
+        index_.erase(it->first);
         it = units_.erase(it);
     }
     tracked_.store(units_.size(), std::memory_order_relaxed);
@@ -1101,19 +1134,13 @@ void MigrationScheduler::plan_chunks(DeclarationPlan &plan, const DeclaredRange 
                     fmt::format("{} is elastic memory of device {}; it was declared for device {}", r.ptr,
                                 r.owner.runtime_device, r.device),
                     "declare elastic memory for the device it was allocated on (or copy it with tidal_copy)");
-    size_t index = 0;
-    while (index < plan.devices.size() && plan.devices[index].device != r.device)
-        ++index;
-    if (index == plan.devices.size()) {
-        plan.devices.emplace_back();
-        plan.devices.back().device = r.device;
-    }
+    const size_t index = plan.device_index(r.device);
     DevicePlan &dp = plan.devices[index];
     for (const ResidencyChunk &c : chunks_->chunks(r.owner.base, r.ptr, r.size)) {
         dp.chunk_modes[c.start] |= r.mode; // a chunk named for reading and for writing is written
-        if (plan.seen.count(c.start))
+        if (plan.named(c.start))
             continue;
-        plan.seen.emplace(c.start, std::pair{index, dp.needs.size()});
+        plan.name(c.start, index, dp.needs.size());
         dp.needs.push_back(Need{c.start, c.size, &r, 0, 0, !c.resident});
         if (!c.resident)
             dp.incoming += c.size;
@@ -1124,6 +1151,8 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
 {
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
+    if (plan.chunk_modes.empty() && ds.chunk_victims.empty())
+        return; // no elastic chunk named (plan_chunks gives each a mode) or leaving: no need is read
     std::vector<UnitSpan> victims = std::move(ds.chunk_victims);
     ds.chunk_victims.clear();
     std::vector<ChunkNeed> needs;
@@ -1135,6 +1164,7 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
         auto [it, inserted] = units_.try_emplace(n.start);
         Unit &u = it->second;
         if (inserted) {
+            index_.try_emplace(n.start, &u);
             u.id = next_id_++;
             u.size = n.size;
             u.hints = n.range->owner.hints;

@@ -40,9 +40,11 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "migration/address_table.h"
 #include "migration/chunk_residency.h"
 #include "migration/migration_planner.h"
 #include "migration/migration_worker.h"
+#include "migration/unit_split.h"
 #include "policy/policy_chain.h"
 #include "registry/allocation_record.h"
 #include "runtime/event_pool.h"
@@ -101,27 +103,37 @@ public:
 
 private:
     struct Batch; // an event recorded after a group of migrations on one migration stream
-    struct Unit {
+    struct alignas(64) Unit {
+        // What a declaration of a resident unit reads and writes comes first, in one cache
+        // line (aligned: the map node's header takes a line of its own before it); the rest is
+        // read when it moves.
         uint64_t id = 0;            // unique: phases name units by (start, id)
         size_t size = 0;
         int32_t device = -1;        // where tidal made it resident
+        uint32_t mode = 0;
         uint64_t last_use = 0;
         uint64_t uses = 0;
-        uint32_t mode = 0;
-        uint32_t hints = 0;
         uint32_t advice = 0;        // the allocation's advice plus what plans set
-        uint32_t applied = 0;       // advice bits the scheduler set itself (unset at forget)
         uint32_t protect = 0;       // phases and lookaheads holding it
-        int32_t alloc_device = 0;
-        std::string tag;
         std::shared_ptr<Batch> ready; // its migration, while maybe in flight
+        uint32_t hints = 0;
+        uint32_t applied = 0;       // advice bits the scheduler set itself (unset at forget)
+        int32_t alloc_device = 0;
         // An elastic chunk: its residency is the ChunkResidency's (device stays -1); the unit
         // keeps what eviction and protection need.
         bool elastic = false;
+        std::string tag;
     };
     struct UnitRef {
         uintptr_t start;
         uint64_t id;
+    };
+    // A window one declared range touches, and the bytes of it the range claims (cut_units).
+    struct CutClaim {
+        uintptr_t start;
+        size_t size;
+        const DeclaredRange *range;
+        UnitClaim claim;
     };
     struct Closing {
         void *event;
@@ -190,6 +202,17 @@ private:
     std::shared_ptr<Batch> record_batch(int32_t d, void *ms);
     void *migration_stream(int32_t d);
     Unit *find(const UnitRef &ref);
+    // The unit starting at `start`, or nullptr: one probe of index_, no tree search.
+    Unit *unit_at(uintptr_t start) noexcept
+    {
+        Unit *const *u = index_.find(start);
+        return u ? *u : nullptr;
+    }
+    const Unit *unit_at(uintptr_t start) const noexcept
+    {
+        Unit *const *u = index_.find(start);
+        return u ? *u : nullptr;
+    }
     void unprotect(const std::vector<UnitRef> &units) noexcept;
     void reap_closing(bool wait_oldest);
     void close_phase(void *stream, StreamPhases &phases, int32_t device);
@@ -202,10 +225,20 @@ private:
     void close_current(void *stream);
     // The steps of a declaration (see the top of this file).
     std::vector<std::shared_ptr<Batch>> bring_home(const std::vector<DeclaredRange> &ranges);
-    DeclarationPlan plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
+    // Fills plan_ (emptied first) and returns it.
+    DeclarationPlan &plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
     void make_room(const DevicePlan &plan);
-    // Queues the plan's moves; returns the batches its needs depend on that are not known complete.
-    std::vector<std::shared_ptr<Batch>> queue(DevicePlan &plan, bool lookahead);
+    // Where a declaration's protected units go: the phase's (or lookahead's) list, and the units
+    // themselves in the same order.
+    struct Protection {
+        std::vector<UnitRef> &held;
+        std::vector<Unit *> &units;
+    };
+    // Queues the plan's moves and protects its units; returns the batches its needs depend on
+    // that are not known complete.
+    std::vector<std::shared_ptr<Batch>> queue(DevicePlan &plan, bool lookahead, Protection &protect);
+    // A need's unit is used by this call, and protected by it.
+    void use(Unit &u, const Need &n, Protection &protect);
     // Lookahead: the plan's moves are one run just after the device's open prefetch, which
     // takes them (no new runtime call). False leaves everything as it was.
     bool join_open_prefetch(DevicePlan &plan);
@@ -221,7 +254,7 @@ private:
     uint64_t resident_total(int32_t d) const;
 
     MigrationPlanner::Residency residency() const;
-    MigrationPlanner::Tiling tiling() const;
+    MigrationPlanner::Tiling tiling();
     // Cuts units where the device ranges of one call name different devices than the bytes
     // around them (migration/unit_split.h), before the call is planned.
     // `homes`: new and cut units take their range's device as their home (a split's parts).
@@ -250,7 +283,8 @@ private:
     MigrationPlanner planner_;
 
     mutable std::mutex mutex_;
-    std::map<uintptr_t, Unit> units_; // by start address
+    std::map<uintptr_t, Unit> units_; // by start address: for walks in address order
+    AddressTable<Unit *> index_;      // units_ by start address, for the lookups of a unit (same entries)
     std::unordered_map<void *, StreamPhases> phases_;
     std::vector<DeviceState> devices_;
     std::unique_ptr<std::atomic<uint64_t>[]> resident_now_; // copies of devices_[d].resident
@@ -258,6 +292,11 @@ private:
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> tracked_{0}; // units_.size(), readable without the lock
     std::vector<std::shared_ptr<Batch>> unsubmitted_; // batches whose recording step is queued in `steps`
+    // A declaration's buffers, kept from call to call (see DeclarationPlan::reset).
+    DeclarationPlan plan_;
+    std::vector<Unit *> protected_now_;
+    std::vector<CutClaim> cut_claimed_;
+    std::vector<UnitClaim> cut_claims_, cut_existing_;
     ChunkResidency *chunks_ = nullptr;
 };
 

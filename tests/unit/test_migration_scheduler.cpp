@@ -3,11 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <future>
+#include <map>
 #include <mutex>
+#include <random>
 #include <vector>
 
 #include "config/config_loader.h"
 #include "gate.h"
+#include "migration/address_table.h"
 #include "migration/migration_scheduler.h"
 #include "runtime/sim/sim_module.h"
 #include "runtime/sim/sim_runtime.h"
@@ -317,4 +320,72 @@ TEST_CASE("migration scheduler: a unit freed since the last declaration does not
     }
     for (const AllocationRecord *o : {&a, &b, &c, &d})
         rig.runtime->free(TIDAL_KIND_MANAGED, 0, o->raw, o->raw_size);
+}
+
+TEST_CASE("address table: finds, inserts and erases as a map does, through collisions and growth")
+{
+    AddressTable<uint64_t> table;
+    std::map<uintptr_t, uint64_t> model;
+    std::mt19937_64 random(15);
+    // Few distinct keys, 4 KiB apart (as units are), so that inserts, finds and erases of the
+    // same keys mix, with runs of neighbouring slots that erase has to shift back.
+    auto key = [&] { return uintptr_t{0x7f0000000000} + (random() % 3000) * 4096; };
+    for (int op = 0; op < 200000; ++op) {
+        const uintptr_t k = key();
+        switch (random() % 3) {
+        case 0: {
+            const auto [value, inserted] = table.try_emplace(k, k * 3);
+            const bool model_inserted = model.try_emplace(k, k * 3).second;
+            REQUIRE(inserted == model_inserted);
+            REQUIRE(*value == k * 3);
+            break;
+        }
+        case 1: {
+            const uint64_t *value = table.find(k);
+            REQUIRE((value != nullptr) == (model.count(k) == 1));
+            break;
+        }
+        default:
+            table.erase(k);
+            model.erase(k);
+        }
+        REQUIRE(table.size() == model.size());
+    }
+    for (const auto &[k, v] : model) {
+        REQUIRE(table.find(k) != nullptr);
+        CHECK(*table.find(k) == v);
+    }
+    table.clear();
+    CHECK(table.size() == 0);
+    for (const auto &[k, v] : model)
+        CHECK(table.find(k) == nullptr);
+    // Reused after a clear, small or large.
+    CHECK(table.try_emplace(4096, 1).second);
+    CHECK(*table.find(4096) == 1);
+    table.erase(8192); // absent: nothing happens
+    CHECK(table.size() == 1);
+}
+
+TEST_CASE("migration scheduler: a window one range names whole is still cut where an earlier range of the call named part of it for another device")
+{
+    Settings settings = ConfigLoader::from_string("runtime = \"sim\"\n[sim]\ndevices = 2\n[migration]\nchunk_size = \"2MiB\"\n");
+    std::unique_ptr<Runtime> runtime = gated_runtime(settings);
+    EventPool events{*runtime};
+    System system{*runtime};
+    PolicyChain chain{settings, &system.system};
+    AllocationRecord owner = managed(*runtime, 2 * kMiB);
+    {
+        MigrationScheduler scheduler(*runtime, events, chain, &system.system, settings.migration, false);
+        // The first claim of a byte wins: the first half is device 1's, the rest device 0's,
+        // though the second range covers the whole window (for one device, it alone would need no cut).
+        scheduler.declare(nullptr, {range(owner, 0, kMiB, 1), range(owner, 0, 2 * kMiB, 0)}, false);
+        CHECK(scheduler.resident_now(1) == kMiB);
+        CHECK(scheduler.resident_now(0) == kMiB);
+        // Declared whole for one device again: the two units are its tiles, both end up there.
+        scheduler.declare(nullptr, {range(owner, 0, 2 * kMiB, 0)}, false);
+        CHECK(scheduler.resident_now(1) == 0);
+        CHECK(scheduler.resident_now(0) == 2 * kMiB);
+        scheduler.forget(owner);
+    }
+    runtime->free(TIDAL_KIND_MANAGED, 0, owner.raw, owner.raw_size);
 }
