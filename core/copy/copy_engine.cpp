@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "copy/copy_bounds.h"
+#include "copy/nontemporal_copy.h"
 #include "log/logger.h"
 #include "runtime/numa_binder.h"
 #include "runtime/profiler_range.h"
@@ -346,7 +347,8 @@ void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t
     std::vector<std::atomic<unsigned>> filled(n);
     const std::function<void(unsigned)> part = [&](unsigned k) {
         const size_t p = sl.piece_of[k], b = (k - sl.first[p]) * kSlice, e = std::min(pieces[p], b + kSlice);
-        std::memcpy(static_cast<char *>(ring.slots[p % depth].buffer) + b, src + sl.offset[p] + b, e - b);
+        nontemporal_copy(static_cast<char *>(ring.slots[p % depth].buffer) + b, src + sl.offset[p] + b, e - b);
+        nontemporal_fence();
         filled[p].fetch_add(1, std::memory_order_release);
     };
     HostWorkers::Job fill;
