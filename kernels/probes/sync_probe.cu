@@ -101,6 +101,36 @@ int main() {
         printf("launch+record+query on thread 1, %s: mean %.3f ms, worst %.3f ms (%ld map/access/unmap cycles of 64 MiB on thread 2)\n",
                busy ? "thread 2 mapping" : "alone", sum / N, worst, cycles.load());
     }
+    // One physical chunk mapped at two addresses: a 64 MiB copy into the second mapping is
+    // queued, then the first is unmapped. Does the unmap wait for the copy into the same
+    // memory (elastic memory's moves map an incoming chunk at its victim's memory this way)?
+    for (int rep = 0; rep < 3; ++rep) {
+        CK(cuMemMap(va + 2 * CH, CH, 0, h[2], 0)); CK(cuMemSetAccess(va + 2 * CH, CH, &acc, 1));
+        CK(cudaStreamSynchronize(B));
+        double a0 = now_ms();
+        CK(cuMemMap(va + 3 * CH, CH, 0, h[2], 0)); double a1 = now_ms();
+        CK(cuMemSetAccess(va + 3 * CH, CH, &acc, 1)); double a2 = now_ms();
+        CK(cudaMemcpyAsync((void *)(va + 3 * CH), pinned, CH, cudaMemcpyHostToDevice, B)); double a3 = now_ms();
+        CK(cuMemUnmap(va + 2 * CH, CH)); double a4 = now_ms();
+        bool running = cudaStreamQuery(B) == cudaErrorNotReady;
+        CK(cudaStreamSynchronize(B)); double a5 = now_ms();
+        CK(cuMemUnmap(va + 3 * CH, CH));
+        printf("aliased: map %.3f, access %.3f, copy call %.3f, unmap of the other mapping %.3f ms, copy still running after: %s, copy done at %.3f ms\n",
+               a1 - a0, a2 - a1, a3 - a2, a4 - a3, running ? "yes" : "NO", a5 - a0);
+    }
+    // The same without aliasing: the other mapping is of another chunk (the unmap of an idle range).
+    for (int rep = 0; rep < 2; ++rep) {
+        CK(cuMemMap(va + 2 * CH, CH, 0, h[2], 0)); CK(cuMemSetAccess(va + 2 * CH, CH, &acc, 1));
+        CK(cuMemMap(va + 3 * CH, CH, 0, h[3], 0)); CK(cuMemSetAccess(va + 3 * CH, CH, &acc, 1));
+        CK(cudaStreamSynchronize(B));
+        double a3 = now_ms();
+        CK(cudaMemcpyAsync((void *)(va + 3 * CH), pinned, CH, cudaMemcpyHostToDevice, B));
+        double b0 = now_ms(); CK(cuMemUnmap(va + 2 * CH, CH)); double b1 = now_ms();
+        bool running = cudaStreamQuery(B) == cudaErrorNotReady;
+        CK(cudaStreamSynchronize(B));
+        CK(cuMemUnmap(va + 3 * CH, CH));
+        printf("not aliased: unmap of an idle range during a copy %.3f ms, copy still running after: %s (copy call %.3f)\n", b1 - b0, running ? "yes" : "NO", b0 - a3);
+    }
     // Transfer rates alone, for scale.
     double t0 = now_ms(); CK(cudaMemPrefetchAsync(managed + 3 * CH, CH, cudaMemLocation{cudaMemLocationTypeDevice, 0}, 0, B)); double t1 = now_ms(); CK(cudaStreamSynchronize(B));
     printf("prefetch 64 MiB alone: host call %.3f ms, done %.3f ms\n", t1 - t0, now_ms() - t0);

@@ -24,7 +24,12 @@
 //                       [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB]
 //                       [--epochs 3] [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS]
 //                       [--policies xnack,lru|none] [--no-sweeps] [--elastic-only] [--elastic-chunk SIZE] [--quick]
+//                       [--timeline FILE]
 //                       [--json FILE] [--compare FILE]
+//
+// --timeline FILE: the elastic overlapped row's last repetition, step by step: host
+// microseconds in the plain declaration, the lookahead, the read kernel (which waits for the
+// chunk's copy in) and the spin kernel (CSV), to see where a step's time goes.
 //
 // --quick: 64 MiB / 192 MiB dataset / 64 MiB budget / 16 MiB chunks, 2 epochs, 3 reps: seconds
 // on the simulated device (whose memory is real host memory), for CI. The defaults need about
@@ -37,6 +42,8 @@
 #include <tidal/tidal.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +64,39 @@
 #include "bench_support.h"
 
 namespace {
+
+// Host times of one pipeline step (--timeline): start, after the plain declaration, after the
+// lookahead, after the work; set while the row that records them runs.
+std::vector<std::array<double, 4>> *g_steps = nullptr;
+double now_us()
+{
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// --timeline's CSV, one line per step (microseconds), then the medians on stderr.
+void write_timeline(const std::string &path, const std::vector<std::array<double, 4>> &steps,
+                    const std::vector<std::array<double, 2>> &work)
+{
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::fprintf(stderr, "migration-scenarios: cannot write %s\n", path.c_str());
+        std::exit(1);
+    }
+    std::fprintf(f, "step,declare_us,lookahead_us,read_kernel_us,spin_kernel_us,step_us\n");
+    std::vector<double> cols[5];
+    for (size_t g = 0; g < steps.size() && g < work.size(); ++g) {
+        const auto &t = steps[g];
+        const double end = g + 1 < steps.size() ? steps[g + 1][0] : t[3];
+        const double v[5] = {t[1] - t[0], t[2] - t[1], work[g][0] - t[2], work[g][1] - work[g][0], end - t[0]};
+        std::fprintf(f, "%zu,%.1f,%.1f,%.1f,%.1f,%.1f\n", g, v[0], v[1], v[2], v[3], v[4]);
+        for (int c = 0; c < 5; ++c)
+            cols[c].push_back(v[c]);
+    }
+    std::fclose(f);
+    std::fprintf(stderr, "timeline (median us per step): declare %.1f, lookahead %.1f, read kernel %.1f, spin kernel %.1f, step %.1f\n",
+                 tidal_bench::median(cols[0]), tidal_bench::median(cols[1]), tidal_bench::median(cols[2]),
+                 tidal_bench::median(cols[3]), tidal_bench::median(cols[4]));
+}
 
 constexpr uint64_t MiB = 1ull << 20;
 constexpr uint64_t GiB = 1ull << 30;
@@ -211,6 +251,7 @@ struct Options {
     bool sweeps = true;
     bool elastic_only = false; // out-of-core: the elastic rows and their baselines, no managed rows
     uint64_t elastic_chunk = 0; // out-of-core's elastic rows: [elastic] chunk_size; 0: --chunk
+    std::string timeline_path;  // out-of-core's elastic overlapped row: host time per step, last repetition
     std::string json_path, compare_path;
 };
 
@@ -428,16 +469,29 @@ private:
         const uint64_t count = (total + chunk - 1) / chunk;
         const uint64_t steps = count * static_cast<uint64_t>(passes);
         auto len = [&](uint64_t i) { return std::min(chunk, total - i * chunk); };
+        if (g_steps)
+            g_steps->clear();
         for (uint64_t g = 0; g < steps; ++g) {
             const uint64_t i = g % count;
+            std::array<double, 4> t{};
+            if (g_steps)
+                t[0] = now_us();
             const tidal_access now = access(b + i * chunk, len(i), mode);
             counted(tidal_declare(ctx, stream, &now, 1, 0), "declare", failures);
+            if (g_steps)
+                t[1] = now_us();
             if (g + 1 < steps) {
                 const uint64_t j = (g + 1) % count;
                 const tidal_access next = access(b + j * chunk, len(j), mode);
                 counted(tidal_declare(ctx, stream, &next, 1, TIDAL_DECLARE_LOOKAHEAD), "declare lookahead", failures);
             }
+            if (g_steps)
+                t[2] = now_us();
             work(b + i * chunk, len(i));
+            if (g_steps) {
+                t[3] = now_us();
+                g_steps->push_back(t);
+            }
         }
         end_phase(ctx, stream);
     }
@@ -759,11 +813,16 @@ void Bench::out_of_core_elastic()
         tidal_elastic_result r = TIDAL_ELASTIC_RESULT_INIT;
         ok(tidal_offload_range(ctx, buf, static_cast<size_t>(n), 0, nullptr, &r), "offload");
     };
+    std::vector<std::array<double, 2>> work_marks; // --timeline: after the read kernel, after the spin
     auto loop = [&](uint64_t *failures, uint32_t mode, uint64_t spin_ns) {
+        work_marks.clear();
         pipeline(ctx, stream, buf, n, chunk, o_.epochs, [&](char *p, uint64_t l) {
             touch(ctx, p, l, stream, failures, mode & TIDAL_ACCESS_WRITE);
+            const double read = g_steps ? now_us() : 0;
             if (spin_ns)
                 spin(ctx, scratch, spin_ns, stream);
+            if (g_steps)
+                work_marks.push_back({read, now_us()});
         }, failures, mode);
     };
     Result &ro = measure(row(kOutOfCore, "elastic: declare + lookahead, read-only", "elastic", moved, m, pol), ctx, offloaded,
@@ -784,8 +843,14 @@ void Bench::out_of_core_elastic()
                              }
                              end_phase(ctx, stream);
                          });
+    std::vector<std::array<double, 4>> steps_seen;
+    if (!o_.timeline_path.empty())
+        g_steps = &steps_seen;
     Result &ov = measure(row(kOutOfCore, "elastic overlapped: declare + lookahead + read + spin", "elastic", moved, m, pol),
                          ctx, offloaded, [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ, ns); });
+    g_steps = nullptr;
+    if (!o_.timeline_path.empty())
+        write_timeline(o_.timeline_path, steps_seen, work_marks);
     char note[96];
     std::snprintf(note, sizeof note, "%s, %" PRIu64 " chunks x %.3f ms spin", budget_note.c_str(), steps,
                   double(ns) / 1e6);
@@ -1045,7 +1110,7 @@ int Bench::run()
                  "         [--scenario stream|out-of-core|overlap|all (or 1|2|3)]\n"
                  "         [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB (64 KiB multiple)] [--epochs 3]\n"
                  "         [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--compute-ns NS] [--policies a,b|none] [--elastic-only]\n"
-                 "         [--elastic-chunk SIZE (default: --chunk)] [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
+                 "         [--elastic-chunk SIZE (default: --chunk)] [--timeline FILE] [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
     std::exit(2);
 }
 
@@ -1106,6 +1171,7 @@ int main(int argc, char **argv)
         else if (a == "--streams") o.streams = int_arg(i, 0);
         else if (a == "--lookahead-hold-us") o.lookahead_hold_us = int_arg(i, 0);
         else if (a == "--elastic-only") o.elastic_only = true;
+        else if (a == "--timeline" && i + 1 < argc) o.timeline_path = argv[++i];
         else if (a == "--compute-ns") o.compute_ns = static_cast<uint64_t>(int_arg(i, 1));
         else if (a == "--no-sweeps") o.sweeps = false;
         else if (a == "--json" && i + 1 < argc) o.json_path = argv[++i];
