@@ -36,21 +36,13 @@ struct ElasticResidency::MovePlan {
     ElasticSpace *space = nullptr;
     int32_t device = 0;
     bool ran = false;
-    bool failed = false; // carry_out threw (and repaired)
     MovePlan() = default;
     MovePlan(const MovePlan &) = delete;
     MovePlan &operator=(const MovePlan &) = delete;
     ~MovePlan()
     {
-        if (!space)
+        if (ran || !space)
             return;
-        if (ran) {
-            try {
-                release_victims(*space, *this); // a release job dropped after an earlier error
-            } catch (...) { // logged
-            }
-            return;
-        }
         std::lock_guard lock(space->mutex_);
         repair(*space, *this, device);
     }
@@ -103,7 +95,7 @@ uint64_t ElasticResidency::resident_bytes(int32_t device) const
     return bytes;
 }
 
-ElasticResidency::Move ElasticResidency::move(int32_t device, const std::vector<uintptr_t> &victims,
+std::function<void()> ElasticResidency::move(int32_t device, const std::vector<uintptr_t> &victims,
                                              const std::vector<ChunkNeed> &needs, void *in_stream, void *out_stream)
 {
     ElasticSpace &s = space_;
@@ -169,40 +161,7 @@ ElasticResidency::Move ElasticResidency::move(int32_t device, const std::vector<
         return {};
     plan->space = &s;
     plan->device = device;
-    Move m;
-    m.run = [&s, plan, device, in_stream, out_stream] { carry_out(s, *plan, device, in_stream, out_stream); };
-    if (std::any_of(plan->leaving.begin(), plan->leaving.end(), [](const MovePlan::Leaving &l) { return l.taken; }))
-        m.release = [&s, plan] { release_victims(s, *plan); };
-    return m;
-}
-
-void ElasticResidency::release_victims(ElasticSpace &s, MovePlan &p)
-{
-    if (!p.ran || p.failed)
-        return;
-    std::exception_ptr first;
-    for (auto &l : p.leaving) {
-        if (l.unmapped)
-            continue;
-        l.unmapped = true; // tried: not again, whatever happens
-        char *at_victim = at(*l.a, l.index);
-        const size_t size = l.a->chunks[l.index].size;
-        try {
-            try {
-                s.runtime_.vmm_unmap(at_victim, size);
-            } catch (const Error &) {
-                s.runtime_.vmm_unmap(at_victim, size); // once more: its memory lives on under the other mapping
-            }
-        } catch (const std::exception &e) {
-            log_error(fmt::format("unmapping {} bytes of elastic memory at {} after its physical chunk moved failed: "
-                                  "{}; it stays mapped, and its chunk cannot come back there",
-                                  size, static_cast<void *>(at_victim), e.what()));
-            if (!first)
-                first = std::current_exception();
-        }
-    }
-    if (first)
-        std::rethrow_exception(first);
+    return [&s, plan, device, in_stream, out_stream] { carry_out(s, *plan, device, in_stream, out_stream); };
 }
 
 void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, void *in_stream, void *out_stream)
@@ -230,10 +189,8 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
         // H200, a quarter of its copy), and the later calls run while it copies. A victim's
         // physical chunk is mapped at the incoming place while still mapped at the victim's
         // (one memory under two addresses, as the virtual-memory API allows), and the victim
-        // is unmapped later, by the move's release (on the worker, after this returns): its
-        // unmap (0.02-0.11 ms on the H200, not waiting for the copy) is off the path to the copy
-        // and, when this runs in the declaring thread, off that thread. A runtime that refuses
-        // the second mapping gets the unmap first.
+        // is unmapped after the group's copies are queued: its unmap (0.11 ms) is off the path
+        // to the copy. A runtime that refuses the second mapping gets the unmap first.
         // Access stays one call per group (chunk by chunk it cost 25 us each on the H200).
         auto unmap = [&](MovePlan::Leaving &l) {
             if (!l.unmapped) {
@@ -276,13 +233,14 @@ void ElasticResidency::carry_out(ElasticSpace &s, MovePlan &p, int32_t device, v
                     });
                 m.filled = true;
             }
+            for (size_t k = i; k < j; ++k)
+                if (p.coming[k].victim >= 0)
+                    unmap(p.leaving[static_cast<size_t>(p.coming[k].victim)]);
             i = j;
         }
-        for (auto &l : p.leaving) // those whose physical chunk no incoming chunk took (given back below)
-            if (!l.taken)
-                unmap(l);
+        for (auto &l : p.leaving) // those whose physical chunk no incoming chunk took
+            unmap(l);
     } catch (...) {
-        p.failed = true;
         if (out_stream)
             rt.stream_synchronize_noexcept(out_stream); // no copy home still running
         std::lock_guard lock(s.mutex_);

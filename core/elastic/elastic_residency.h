@@ -16,17 +16,13 @@ public:
     std::vector<ResidencyChunk> chunks(const void *base, const void *ptr, size_t size) const override;
     std::vector<ResidencyChunk> resident(int32_t device) const override;
     uint64_t resident_bytes(int32_t device) const override;
-    Move move(int32_t device, const std::vector<uintptr_t> &victims, const std::vector<ChunkNeed> &needs,
-              void *in_stream, void *out_stream) override;
+    std::function<void()> move(int32_t device, const std::vector<uintptr_t> &victims, const std::vector<ChunkNeed> &needs,
+                               void *in_stream, void *out_stream) override;
 
 private:
     struct MovePlan;
     // The runtime calls of a booked move, on the worker; puts the table right when one fails.
     static void carry_out(ElasticSpace &s, MovePlan &p, int32_t device, void *in_stream, void *out_stream);
-    // After carry_out: unmaps the victims whose physical chunks came in elsewhere (still
-    // mapped at the victim's place too), trying each twice. Nothing when carry_out failed (its
-    // repair did it). Throws the first failure, after trying them all.
-    static void release_victims(ElasticSpace &s, MovePlan &p);
     static void repair(ElasticSpace &s, MovePlan &p, int32_t device) noexcept;
 
     ElasticSpace &space_;

@@ -39,14 +39,8 @@ public:
     // mapped at the incoming ranges, their contents copied in on `in_stream` (which the caller
     // then records an event on). If those calls fail, the owner puts its state right before
     // rethrowing. Throws (nothing booked) when a host home cannot be made.
-    // `release` (may be empty) is what can wait until after: unmapping victims whose physical
-    // chunks came in elsewhere. It must run after `run`, on the same worker.
-    struct Move {
-        std::function<void()> run;
-        std::function<void()> release;
-    };
-    virtual Move move(int32_t device, const std::vector<uintptr_t> &victims, const std::vector<ChunkNeed> &needs,
-                      void *in_stream, void *out_stream) = 0;
+    virtual std::function<void()> move(int32_t device, const std::vector<uintptr_t> &victims,
+                                       const std::vector<ChunkNeed> &needs, void *in_stream, void *out_stream) = 0;
 };
 
 } // namespace tidal

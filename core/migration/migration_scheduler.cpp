@@ -592,20 +592,7 @@ void MigrationScheduler::submit_steps(std::chrono::microseconds hold)
         // 0.14 ms for it every step).
         const bool long_call = std::any_of(ds.steps.begin(), ds.steps.end(), [](const Step &st) { return st.long_call; });
         const bool blocks = std::any_of(ds.steps.begin(), ds.steps.end(), [](const Step &st) { return st.blocks; });
-        std::vector<Step> later;
-        for (auto it = ds.steps.begin(); it != ds.steps.end();)
-            if (it->later) {
-                later.push_back(std::move(*it));
-                it = ds.steps.erase(it);
-            } else {
-                ++it;
-            }
-        // What can wait (victims unmapped) goes to the worker's thread as a job of its own, after.
-        uint64_t seq = ds.steps.empty() ? 0 : submit(w, ds.steps, long_call ? hold : std::chrono::microseconds{0}, !long_call && !blocks);
-        if (!later.empty()) {
-            const uint64_t after = submit(w, later, std::chrono::microseconds{0}, false);
-            seq = seq ? seq : after;
-        }
+        const uint64_t seq = submit(w, ds.steps, long_call ? hold : std::chrono::microseconds{0}, !long_call && !blocks);
         for (auto &b : unsubmitted_)
             if (b->device == static_cast<int32_t>(d)) {
                 b->worker = &w;
@@ -1221,11 +1208,9 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
     if (!victims.empty() && !ds.chunk_out)
         ds.chunk_out = runtime_.stream_create(
             d, [&] { return fmt::format("creating a stream for elastic memory's copies home on device {}", d); });
-    ChunkResidency::Move move = chunks_->move(d, starts, needs, in, ds.chunk_out);
-    if (move.run)
-        ds.steps.push_back({{lo, hi}, std::move(move.run), false, copies_home});
-    if (move.release)
-        ds.steps.push_back({{lo, hi}, std::move(move.release), false, false, true});
+    std::function<void()> run = chunks_->move(d, starts, needs, in, ds.chunk_out);
+    if (run)
+        ds.steps.push_back({{lo, hi}, std::move(run), false, copies_home});
     if (!moved.empty()) {
         ++ds.stats.migration_calls;
         std::shared_ptr<Batch> batch = record_batch(d, in);

@@ -160,9 +160,6 @@ private:
         // Waits for a copy (a written elastic chunk goes home before it is unmapped): never run
         // in the caller's thread, which would wait with it.
         bool blocks = false;
-        // May wait until after the rest (an elastic move's victims unmapped): a job of its own
-        // behind the others, always on the worker's thread.
-        bool later = false;
     };
     // A lookahead prefetch handed to a worker and not yet issued; the worker reads its range
     // only when it issues the call, so a later lookahead declaration of the range just after
