@@ -459,7 +459,6 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
             const auto c = std::find_if(candidates.begin(), candidates.end(),
                                         [&](const ResidentUnit &u) { return u.start == start; });
             ds.chunk_victims.push_back(UnitSpan{start, c->size});
-            ds.chunk_victims_dirty = ds.chunk_victims_dirty || !c->clean;
             (c->clean ? ds.stats.dropped_bytes : ds.stats.evicted_bytes) += c->size;
             ++ds.stats.evictions;
             if (u)
@@ -566,7 +565,7 @@ std::shared_ptr<MigrationScheduler::Batch> MigrationScheduler::record_batch(int3
 
 void MigrationScheduler::submit_steps(std::chrono::microseconds hold)
 {
-    auto submit = [](MigrationWorker &w, std::vector<Step> &steps, std::chrono::microseconds hold, bool short_calls) {
+    auto submit = [](MigrationWorker &w, std::vector<Step> &steps, std::chrono::microseconds hold) {
         std::vector<MigrationWorker::Range> touched;
         for (const Step &step : steps)
             if (step.touches.lo < step.touches.hi)
@@ -574,25 +573,21 @@ void MigrationScheduler::submit_steps(std::chrono::microseconds hold)
         const uint64_t seq = w.submit([steps = std::move(steps)] {
             for (const Step &step : steps)
                 step.run();
-        }, std::move(touched), hold, short_calls);
+        }, std::move(touched), hold);
         steps.clear();
         return seq;
     };
     for (size_t d = 0; d < devices_.size(); ++d) {
         DeviceState &ds = devices_[d];
         if (!ds.evict_steps.empty())
-            submit(*ds.evictor, ds.evict_steps, std::chrono::microseconds{0}, false);
+            submit(*ds.evictor, ds.evict_steps, std::chrono::microseconds{0});
         if (ds.steps.empty())
             continue;
         MigrationWorker &w = *ds.worker;
-        // Elastic chunk moves are short calls (map, access, an asynchronous copy: 0.05-0.1 ms for
+        // Elastic chunk moves are short calls (map, access, an asynchronous copy: 0.2-0.4 ms for
         // 64 MiB on the H200) and, held, started later in the caller's lock-step loop: 1.16x.
-        // With the worker idle they run here and now: handed to its sleeping thread, the copy
-        // started ~0.3 ms after the declaration (H200, --timeline: the next kernel waited
-        // 0.14 ms for it every step).
         const bool long_call = std::any_of(ds.steps.begin(), ds.steps.end(), [](const Step &st) { return st.long_call; });
-        const bool blocks = std::any_of(ds.steps.begin(), ds.steps.end(), [](const Step &st) { return st.blocks; });
-        const uint64_t seq = submit(w, ds.steps, long_call ? hold : std::chrono::microseconds{0}, !long_call && !blocks);
+        const uint64_t seq = submit(w, ds.steps, long_call ? hold : std::chrono::microseconds{0});
         for (auto &b : unsubmitted_)
             if (b->device == static_cast<int32_t>(d)) {
                 b->worker = &w;
@@ -845,10 +840,8 @@ struct MigrationScheduler::Call {
 
     explicit Call(MigrationScheduler &s) : lock(s.mutex_), submit_on_exit{s}
     {
-        for (DeviceState &ds : s.devices_) {
+        for (DeviceState &ds : s.devices_)
             ds.chunk_victims.clear(); // chosen by a call that then failed: they never left
-            ds.chunk_victims_dirty = false;
-        }
         ++s.clock_;
         s.reap_closing(false);
     }
@@ -1162,7 +1155,6 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
         return; // no elastic chunk named (plan_chunks gives each a mode) or leaving: no need is read
     std::vector<UnitSpan> victims = std::move(ds.chunk_victims);
     ds.chunk_victims.clear();
-    const bool copies_home = std::exchange(ds.chunk_victims_dirty, false);
     std::vector<ChunkNeed> needs;
     std::vector<Unit *> moved;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
@@ -1210,7 +1202,7 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
             d, [&] { return fmt::format("creating a stream for elastic memory's copies home on device {}", d); });
     std::function<void()> run = chunks_->move(d, starts, needs, in, ds.chunk_out);
     if (run)
-        ds.steps.push_back({{lo, hi}, std::move(run), false, copies_home});
+        ds.steps.push_back({{lo, hi}, std::move(run)});
     if (!moved.empty()) {
         ++ds.stats.migration_calls;
         std::shared_ptr<Batch> batch = record_batch(d, in);

@@ -157,9 +157,6 @@ private:
         // A managed prefetch: on CUDA the call lasts as long as the move, holding up the
         // application's launches meanwhile; only jobs with one are held (see MigrationWorker).
         bool long_call = false;
-        // Waits for a copy (a written elastic chunk goes home before it is unmapped): never run
-        // in the caller's thread, which would wait with it.
-        bool blocks = false;
     };
     // A lookahead prefetch handed to a worker and not yet issued; the worker reads its range
     // only when it issues the call, so a later lookahead declaration of the range just after
@@ -182,7 +179,6 @@ private:
         std::unique_ptr<MigrationWorker> evictor;
         std::vector<Step> evict_steps;
         std::vector<UnitSpan> chunk_victims;  // elastic chunks make_room chose, moved by queue_chunks
-        bool chunk_victims_dirty = false;     // one of them is written: its move copies it home and waits
         void *chunk_out = nullptr;            // elastic chunks' copies home (made on first use)
         // The last lookahead prefetch queued, its allocation and its batch: open for joining
         // while its job is the worker's last and the call is not issued.

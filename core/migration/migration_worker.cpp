@@ -42,25 +42,18 @@ std::exception_ptr MigrationWorker::run_caught(const std::function<void()> &job)
     }
 }
 
-uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> ranges, std::chrono::microseconds hold,
-                                 bool inline_if_idle)
+uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> ranges, std::chrono::microseconds hold)
 {
     std::unique_lock lock(mutex_);
     rethrow_locked(lock);
-    if (!threaded_ || (inline_if_idle && queue_.empty() && completed_ == submitted_)) {
-        // The thread, if any, sleeps until something is queued: nothing is, so it stays out.
+    if (!threaded_) {
         const uint64_t seq = ++submitted_;
-        running_.seq = seq;
-        running_.ranges = std::move(ranges);
         lock.unlock();
         const std::exception_ptr failed = run_caught(job);
         lock.lock();
-        running_.ranges.clear();
         ++completed_;
         if (failed && !error_)
             error_ = failed; // reported by the next wait(), as a threaded worker would
-        if (threaded_)
-            finished_.notify_all();
         return seq;
     }
     queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges), hold.count() > 0,

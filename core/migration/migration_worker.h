@@ -44,12 +44,8 @@ public:
     // Queues `job`, which touches `ranges`; returns its sequence number (1, 2, ...). Rethrows
     // a kept error first.
     // `hold`: the job starts no sooner than this after being queued, unless released first.
-    // `inline_if_idle`: with nothing queued or running, the job runs at once in the caller's
-    // thread (as an unthreaded worker runs it: an error is kept for the next wait). For jobs
-    // of short calls only (an elastic move: map, access, an asynchronous copy): handing one to
-    // the sleeping thread delayed its copy by a wake-up on the H200's busy host.
     uint64_t submit(std::function<void()> job, std::vector<Range> ranges = {},
-                    std::chrono::microseconds hold = std::chrono::microseconds{0}, bool inline_if_idle = false);
+                    std::chrono::microseconds hold = std::chrono::microseconds{0});
     // Held jobs may start now.
     void release();
     // Waits until job `seq` (and all before it) has run. Rethrows a kept error.

@@ -63,37 +63,6 @@ TEST_CASE("migration worker: unthreaded, jobs run at submit in the caller's thre
     CHECK_THROWS_AS(w.drain(), std::runtime_error);
 }
 
-TEST_CASE("migration worker: a job of short calls runs in the caller's thread when the worker is idle, else in order behind the rest")
-{
-    MigrationWorker w;
-    const auto caller = std::this_thread::get_id();
-    std::thread::id ran_on;
-    const uint64_t first = w.submit([&] { ran_on = std::this_thread::get_id(); }, {}, std::chrono::microseconds{0}, true);
-    CHECK(w.done(first)); // ran before submit returned
-    CHECK(ran_on == caller);
-    // Busy: the job queues behind the running one and runs on the worker's thread, in order.
-    std::atomic<bool> release{false};
-    std::vector<int> order;
-    w.submit([&] {
-        while (!release.load())
-            std::this_thread::yield();
-        order.push_back(1);
-    });
-    const uint64_t queued = w.submit([&] {
-        ran_on = std::this_thread::get_id();
-        order.push_back(2);
-    }, {}, std::chrono::microseconds{0}, true);
-    CHECK_FALSE(w.done(queued));
-    release = true;
-    w.wait(queued);
-    CHECK(order == std::vector<int>{1, 2});
-    CHECK(ran_on != caller);
-    // Its failure is kept for the next wait, as the thread's would be.
-    w.submit([] { throw std::runtime_error("map failed"); }, {}, std::chrono::microseconds{0}, true);
-    CHECK_THROWS_WITH_AS(w.drain(), "map failed", std::runtime_error);
-    CHECK_NOTHROW(w.drain());
-}
-
 TEST_CASE("migration worker: destruction runs what is queued")
 {
     std::atomic<int> ran{0};
