@@ -36,8 +36,8 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "small_max"};
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 5> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct", "spin_us"};
-constexpr std::array<std::string_view, 5> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
-                                                             "lookahead_hold_us"};
+constexpr std::array<std::string_view, 6> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
+                                                             "lookahead_hold_us", "worker_spin_us"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
 // [telemetry]: statistics and leak keys.
 constexpr std::array<std::string_view, 5> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges", "trace"};
@@ -301,6 +301,8 @@ void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
         s.migration.parallel_eviction = r.boolean(*n, "migration.parallel_eviction");
     if (const toml::node *n = t.get("lookahead_hold_us"))
         s.migration.lookahead_hold_us = static_cast<uint32_t>(r.integer(*n, "migration.lookahead_hold_us", 0, 100000));
+    if (const toml::node *n = t.get("worker_spin_us"))
+        s.migration.worker_spin_us = static_cast<uint32_t>(r.integer(*n, "migration.worker_spin_us", 0, 100000));
 }
 
 void read_pool(const TomlReader &r, const toml::node &node, Settings &s)

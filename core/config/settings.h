@@ -166,6 +166,11 @@ struct MigrationSettings {
     // A lookahead's moves wait this long for the application's next tidal call before they start
     // (0: at once): the driver's prefetch call holds up kernel launches made while it runs.
     uint32_t lookahead_hold_us = 200;
+    // A worker whose jobs come at a steady pace (declarations in a loop) waits for the next one
+    // spinning, up to 1.25x the last gap between them and never longer than this (0: it sleeps
+    // at once). Woken from sleep, a worker on the H200 issued an elastic chunk's copy ~0.2 ms
+    // late each step, and the next kernel waited for it.
+    uint32_t worker_spin_us = 2000;
 };
 
 // [security]: what tidal will dlopen.

@@ -14,6 +14,7 @@
 #include "runtime/numa_binder.h"
 #include "runtime/profiler_range.h"
 #include "status/error.h"
+#include "sync/cpu_pause.h"
 
 namespace tidal {
 namespace {
@@ -373,7 +374,7 @@ void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t
         } else if (published == issued) {
             wait(ring.slots[published % depth]); // nothing to fill until this DMA has read its slot
         } else if (!ring.fill->help_one(fill)) {
-            HostWorkers::relax();
+            cpu_pause();
         }
     }
     ring.fill->end(fill);
@@ -422,7 +423,7 @@ void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t s
         if (published == finished)
             wait(ring.slots[published % depth]); // the host threads wait for this DMA
         else if (!ring.fill->help_one(empty))
-            HostWorkers::relax();
+            cpu_pause();
     }
     ring.fill->end(empty);
 }

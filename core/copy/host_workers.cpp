@@ -1,5 +1,7 @@
 #include "copy/host_workers.h"
 
+#include "sync/cpu_pause.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -26,7 +28,7 @@ template <class Ready> void spin_until(std::chrono::microseconds spin, Ready rea
         if (i % 64 == 0 && Clock::now() >= until)
             std::this_thread::yield();
         else
-            HostWorkers::relax();
+            cpu_pause();
     }
 }
 } // namespace
@@ -193,7 +195,7 @@ void HostWorkers::help(uint64_t t, uint64_t generation) noexcept
         if (index >= parts_.load(std::memory_order_acquire)) {
             if (index >= total_.load(std::memory_order_acquire))
                 return;
-            HostWorkers::relax(); // a stream's next part is not published yet
+            cpu_pause(); // a stream's next part is not published yet
             t = ticket_.load(std::memory_order_acquire);
             continue;
         }
@@ -219,7 +221,7 @@ uint64_t HostWorkers::await(uint64_t seen)
             return t;
         if (i % 64 == 0 && Clock::now() >= until)
             break;
-        HostWorkers::relax();
+        cpu_pause();
     }
     sleepers_.fetch_add(1);
     for (;;) {

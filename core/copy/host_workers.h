@@ -35,16 +35,6 @@ public:
     HostWorkers(const HostWorkers &) = delete;
     HostWorkers &operator=(const HostWorkers &) = delete;
 
-    // Tells the core a spin-wait is under way (the sibling hyper-thread gets the pipeline).
-    static void relax() noexcept
-    {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
-    }
-
     unsigned parallelism() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
     std::chrono::microseconds spin() const noexcept { return spin_; }
     // memcpy split into slices of at least `min_part` bytes (waking a thread costs more than

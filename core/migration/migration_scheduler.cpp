@@ -106,7 +106,7 @@ void *MigrationScheduler::migration_stream(int32_t d)
         void *s = runtime_.stream_create(d, [&] { return fmt::format("creating a migration stream on device {}", d); });
         ds.streams.push_back(s);
         if (!ds.worker)
-            ds.worker = std::make_unique<MigrationWorker>(threaded_);
+            ds.worker = std::make_unique<MigrationWorker>(threaded_, std::chrono::microseconds{settings_.worker_spin_us});
         if (!ds.evictor && settings_.parallel_eviction)
             ds.evictor = std::make_unique<MigrationWorker>(threaded_);
         return s;

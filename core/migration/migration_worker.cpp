@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "sync/cpu_pause.h"
+
 namespace tidal {
 
-MigrationWorker::MigrationWorker(bool threaded) : threaded_(threaded)
+MigrationWorker::MigrationWorker(bool threaded, std::chrono::microseconds spin) : spin_(spin), threaded_(threaded)
 {
     if (threaded_)
         thread_ = std::thread([this] { run(); });
@@ -18,6 +20,7 @@ MigrationWorker::~MigrationWorker()
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
+        stopping_.store(true);
     }
     wake_.notify_all();
     thread_.join();
@@ -56,9 +59,15 @@ uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> r
             error_ = failed; // reported by the next wait(), as a threaded worker would
         return seq;
     }
-    queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges), hold.count() > 0,
-                         std::chrono::steady_clock::now() + hold});
+    const auto now = std::chrono::steady_clock::now();
+    queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges), hold.count() > 0, now + hold});
     const uint64_t seq = ++submitted_;
+    if (submitted_ > 1) {
+        previous_gap_ = gap_;
+        gap_ = now - last_post_;
+    }
+    last_post_ = now;
+    posted_.store(seq, std::memory_order_release);
     lock.unlock();
     wake_.notify_one();
     return seq;
@@ -128,17 +137,49 @@ bool MigrationWorker::done(uint64_t seq) const
     return completed_ >= seq;
 }
 
+uint64_t MigrationWorker::sleeps() const
+{
+    std::lock_guard lock(mutex_);
+    return sleeps_;
+}
+
 uint64_t MigrationWorker::last_submitted() const
 {
     std::lock_guard lock(mutex_);
     return submitted_;
 }
 
+std::chrono::nanoseconds MigrationWorker::spin_budget_locked() const
+{
+    const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(spin_);
+    if (limit.count() == 0 || gap_ > limit || previous_gap_ > limit || gap_.count() == 0 || previous_gap_.count() == 0)
+        return std::chrono::nanoseconds{0};
+    return std::min(limit, gap_ + gap_ / 4);
+}
+
 void MigrationWorker::run()
 {
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty() && !stop_) {
+            // Jobs at a steady pace: look for the next one without sleeping, for a while.
+            if (const auto budget = spin_budget_locked(); budget.count() > 0) {
+                const uint64_t seen = submitted_;
+                const auto until = std::chrono::steady_clock::now() + budget;
+                lock.unlock();
+                for (unsigned i = 1; posted_.load(std::memory_order_acquire) == seen && !stopping_.load(std::memory_order_relaxed);
+                     ++i) {
+                    if (i % 64 == 0 && std::chrono::steady_clock::now() >= until)
+                        break;
+                    cpu_pause();
+                }
+                lock.lock();
+            }
+        }
+        if (!stop_ && queue_.empty()) {
+            ++sleeps_;
+            wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        }
         if (queue_.empty())
             return; // stopping, nothing left
         if (queue_.front().held && !stop_) {

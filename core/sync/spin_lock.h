@@ -11,9 +11,7 @@
 #include <atomic>
 #include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "sync/cpu_pause.h"
 
 namespace tidal {
 
@@ -38,9 +36,7 @@ public:
     static void backoff(unsigned spins) noexcept
     {
         if (spins < kSpinsBeforeYield) {
-#if defined(__x86_64__) || defined(__i386__)
-            _mm_pause();
-#endif
+            cpu_pause();
         } else {
             std::this_thread::yield();
         }

@@ -63,6 +63,48 @@ TEST_CASE("migration worker: unthreaded, jobs run at submit in the caller's thre
     CHECK_THROWS_AS(w.drain(), std::runtime_error);
 }
 
+TEST_CASE("migration worker: jobs at a steady pace find the thread spinning, not asleep; without a spin it sleeps")
+{
+    using namespace std::chrono_literals;
+    for (auto spin : {0us, 100000us}) {
+        CAPTURE(spin.count());
+        uint64_t slept = 0;
+        {
+            MigrationWorker w(true, spin);
+            for (int i = 0; i < 8; ++i) { // every 20 ms: the spin lasts 1.25 x 20 ms once the pace is known
+                w.drain();
+                if (i == 3)
+                    slept = w.sleeps();
+                std::this_thread::sleep_for(20ms);
+                w.submit([] {});
+            }
+            w.drain();
+            slept = w.sleeps() - slept;
+        }
+        if (spin.count() == 0)
+            CHECK(slept >= 4); // each of the last jobs found it asleep
+        else
+            CHECK(slept <= 1); // at most one, on a badly delayed submission
+    }
+}
+
+TEST_CASE("migration worker: a spinning thread does not hold up destruction")
+{
+    using namespace std::chrono_literals;
+    std::chrono::steady_clock::time_point t0;
+    {
+        MigrationWorker w(true, 100000us);
+        for (int i = 0; i < 4; ++i) {
+            w.submit([] {});
+            std::this_thread::sleep_for(40ms);
+        }
+        w.submit([] {});
+        w.drain();
+        t0 = std::chrono::steady_clock::now();
+    } // it spins (up to 50 ms) for the next job when this ends: destruction must not wait that out
+    CHECK(std::chrono::steady_clock::now() - t0 < 25ms);
+}
+
 TEST_CASE("migration worker: destruction runs what is queued")
 {
     std::atomic<int> ran{0};
