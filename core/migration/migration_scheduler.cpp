@@ -214,23 +214,30 @@ MigrationPlanner::Tiling MigrationScheduler::tiling()
     };
 }
 
-MigrationScheduler::Unit &MigrationScheduler::make_unit(uintptr_t start, size_t size, const AllocationRecord &owner)
+MigrationScheduler::Unit &MigrationScheduler::make_unit(uintptr_t start, size_t size, const RangeOwner &owner)
 {
     if (Unit *known = unit_at(start))
         return *known;
     auto [it, inserted] = units_.try_emplace(start);
     Unit &u = it->second;
-    if (inserted) {
-        index_.try_emplace(start, &u);
-        u.id = next_id_++;
-        u.size = size;
-        u.hints = owner.hints;
-        u.advice = owner.advice;
-        u.alloc_device = owner.runtime_device;
-        u.tag = owner.tag;
-        tracked_.store(units_.size(), std::memory_order_relaxed);
-    }
+    if (inserted)
+        init_unit(start, u, size, owner);
     return u;
+}
+
+void MigrationScheduler::init_unit(uintptr_t start, Unit &u, size_t size, const RangeOwner &owner)
+{
+    index_.try_emplace(start, &u);
+    u.id = next_id_++;
+    u.size = size;
+    u.hints = owner.hints;
+    u.advice = owner.advice;
+    u.alloc_device = owner.runtime_device;
+    if (splitting_ && splitting_->base == owner.base)
+        u.tag = splitting_->tag;
+    else if (tag_source_)
+        u.tag = tag_source_(owner.base); // once per unit: a declaration of known units reads no tag
+    tracked_.store(units_.size(), std::memory_order_relaxed);
 }
 
 void MigrationScheduler::split_unit(std::map<uintptr_t, Unit>::iterator it, uintptr_t at)
@@ -264,6 +271,10 @@ void MigrationScheduler::split(const AllocationRecord &owner, const std::vector<
     for (const tidal_policy_part &p : parts)
         ranges.push_back(DeclaredRange{owner, static_cast<const char *>(owner.base) + p.offset, p.size, p.device});
     std::lock_guard lock(mutex_);
+    struct Splitting {
+        const AllocationRecord *&at;
+        ~Splitting() { at = nullptr; }
+    } splitting{splitting_ = &owner};
     cut_units(ranges, true);
 }
 
@@ -1164,15 +1175,8 @@ void MigrationScheduler::queue_chunks(DevicePlan &plan)
         auto [it, inserted] = units_.try_emplace(n.start);
         Unit &u = it->second;
         if (inserted) {
-            index_.try_emplace(n.start, &u);
-            u.id = next_id_++;
-            u.size = n.size;
-            u.hints = n.range->owner.hints;
-            u.advice = n.range->owner.advice;
-            u.alloc_device = n.range->owner.runtime_device;
-            u.tag = n.range->owner.tag;
+            init_unit(n.start, u, n.size, n.range->owner);
             u.elastic = true;
-            tracked_.store(units_.size(), std::memory_order_relaxed);
         }
         const auto mode = plan.chunk_modes.find(n.start);
         needs.push_back(ChunkNeed{n.start, mode != plan.chunk_modes.end() ? mode->second : n.range->mode});
