@@ -748,13 +748,16 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     ranges.clear();
     ranges.reserve(count);
     bool any_managed = false;
+    int32_t checked = TIDAL_DEVICE_HOST; // the device last found to exist: a call names few, range after range
     for (size_t i = 0; i < count; ++i) {
         const tidal_access &a = entries[i];
         if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has mode {:#x}", i, a.mode),
                         "use TIDAL_ACCESS_READ, _WRITE or _READ_WRITE");
-        if (a.device != TIDAL_DEVICE_HOST)
+        if (a.device != checked) {
             runtime_->require_device(a.device);
+            checked = a.device;
+        }
         if (!a.ptr)
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has a NULL pointer", i),
                         "declare ranges inside tidal allocations");
