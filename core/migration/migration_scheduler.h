@@ -221,6 +221,14 @@ private:
         Unit *const *u = index_.find(start);
         return u ? *u : nullptr;
     }
+    // How many ranges or needs ahead a pass over a call's ranges starts its cache misses.
+    static constexpr size_t kLookAhead = 8;
+    // The start of the window (unit, unless cut) holding the range's first byte.
+    uintptr_t window_of(const DeclaredRange &r) const noexcept
+    {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
+        return base + (reinterpret_cast<uintptr_t>(r.ptr) - base) / settings_.chunk_size * settings_.chunk_size;
+    }
     void unprotect(const std::vector<UnitRef> &units) noexcept;
     void reap_closing(bool wait_oldest);
     void close_phase(void *stream, StreamPhases &phases, int32_t device);
