@@ -275,6 +275,8 @@ private:
     // around them (migration/unit_split.h), before the call is planned.
     // `homes`: new and cut units take their range's device as their home (a split's parts).
     void cut_units(const std::vector<DeclaredRange> &ranges, bool homes = false);
+    // Whether every range (for a device) covers whole windows, all for one device: nothing to cut.
+    bool whole_windows_for_one_device(const std::vector<DeclaredRange> &ranges);
     void publish_resident() noexcept;
     // The unit at `it` ends at `at`; a new unit with its state begins there, named wherever
     // the old one is (phases, lookaheads), so protection ends for both pieces together.
