@@ -160,6 +160,13 @@ Context::Context(Settings settings) : settings_(std::move(settings)), usage_(set
     scheduler_ = std::make_unique<MigrationScheduler>(*runtime_, *events_, *chain_, &policy_system_, settings_.migration,
                                                       threaded);
     policy_system_.scheduler = scheduler_.get();
+    // Read by base, not kept from the declaration: the allocation may be freed (and its record
+    // reused) while the declaration is on its way. A record found is copied under the registry's
+    // own protocol, so nothing freed is read; the registry takes no lock of the scheduler's.
+    scheduler_->set_tag_source([this](const void *base) {
+        AllocationRecord r;
+        return registry_.find(base, r) && r.base == base ? std::string(r.tag) : std::string();
+    });
     splits_ = std::make_unique<SplitPlacements>(*runtime_, *scheduler_);
     checks_ = std::make_unique<CheckRunner>(*runtime_, registry_);
     copies_ = std::make_unique<CopyEngine>(*runtime_, registry_, settings_.copy, *peers_, settings_.topology);
@@ -723,20 +730,38 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     if (!accesses)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "accesses is NULL with a count above 0", "pass an array of count entries");
     const std::vector<tidal_access> entries = abi::read_array(accesses, count, "access");
-    std::vector<DeclaredRange> ranges;
+    // The ranges are built in a buffer kept from call to call: a new one every call was a
+    // heap block (mapped and unmapped again past glibc's mmap threshold) written cold. Per
+    // thread, as the call takes no lock before the scheduler's; moved out while in use, so a
+    // declaration made from inside this one (a policy hook) builds its own.
+    static constexpr size_t kKeptRanges = size_t{1} << 17; // 8 MiB: larger ones are let go
+    thread_local std::vector<DeclaredRange> kept;
+    struct GiveBack {
+        std::vector<DeclaredRange> ranges;
+        ~GiveBack()
+        {
+            if (ranges.capacity() <= kKeptRanges)
+                kept = std::move(ranges);
+        }
+    } buffer{std::move(kept)};
+    std::vector<DeclaredRange> &ranges = buffer.ranges;
+    ranges.clear();
     ranges.reserve(count);
     bool any_managed = false;
+    int32_t checked = TIDAL_DEVICE_HOST; // the device last found to exist: a call names few, range after range
     for (size_t i = 0; i < count; ++i) {
         const tidal_access &a = entries[i];
         if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has mode {:#x}", i, a.mode),
                         "use TIDAL_ACCESS_READ, _WRITE or _READ_WRITE");
-        if (a.device != TIDAL_DEVICE_HOST)
+        if (a.device != checked) {
             runtime_->require_device(a.device);
+            checked = a.device;
+        }
         if (!a.ptr)
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has a NULL pointer", i),
                         "declare ranges inside tidal allocations");
-        AllocationRecord r = range_owner(a.ptr, a.size);
+        const AllocationRecord r = range_owner(a.ptr, a.size);
         // Elastic memory moves for a device (mapped, copied in); the host cannot touch it.
         const bool chunks = r.kind == TIDAL_KIND_ELASTIC && a.device != TIDAL_DEVICE_HOST;
         any_managed = any_managed || TIDAL_KIND_IS_MANAGED(r.kind);
@@ -745,13 +770,7 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
             scheduler_->count_noop(a.device >= 0 ? a.device : r.runtime_device);
             continue;
         }
-        DeclaredRange d;
-        d.owner = r;
-        d.ptr = a.ptr;
-        d.size = a.size;
-        d.device = a.device;
-        d.mode = a.mode;
-        ranges.push_back(d);
+        ranges.emplace_back(r, a.ptr, a.size, a.device, a.mode); // the owner without its tag
     }
     if (any_managed)
         runtime_->require(RuntimeOp::prefetch);

@@ -34,6 +34,13 @@ public:
         }
     }
     const V *find(uintptr_t key) const noexcept { return const_cast<AddressTable *>(this)->find(key); }
+    // Starts loading the slot `key` would be found at: a caller that knows its next keys ahead
+    // overlaps their cache misses (a hint: nothing is read).
+    void prefetch(uintptr_t key) const noexcept
+    {
+        if (used_ != 0)
+            __builtin_prefetch(&slots_[home(key)]);
+    }
 
     // Stores `value` for `key` unless a value is there already; returns the stored one and
     // whether it was inserted. `key` must not be 0.

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,6 +97,13 @@ public:
     // lock (policy hooks the scheduler calls under its lock read it: device_resident). 0 for
     // a bad index.
     uint64_t resident_now(int32_t device) const noexcept;
+
+    // Where a new unit's tag comes from (a DeclaredRange does not carry it): called with the
+    // allocation's base, under the scheduler's lock, only when a unit is first made. It must
+    // take no lock the scheduler's holder may wait on, and may answer "" (an allocation freed
+    // meanwhile). Unset: units are untagged. Set once, before the first declaration.
+    using TagSource = std::function<std::string(const void *base)>;
+    void set_tag_source(TagSource source) { tag_source_ = std::move(source); }
 
     void set_budget(int32_t device, uint64_t bytes);
     void count_noop(int32_t device) noexcept;
@@ -213,6 +221,14 @@ private:
         Unit *const *u = index_.find(start);
         return u ? *u : nullptr;
     }
+    // How many ranges or needs ahead a pass over a call's ranges starts its cache misses.
+    static constexpr size_t kLookAhead = 8;
+    // The start of the window (unit, unless cut) holding the range's first byte.
+    uintptr_t window_of(const DeclaredRange &r) const noexcept
+    {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(r.owner.base);
+        return base + (reinterpret_cast<uintptr_t>(r.ptr) - base) / settings_.chunk_size * settings_.chunk_size;
+    }
     void unprotect(const std::vector<UnitRef> &units) noexcept;
     void reap_closing(bool wait_oldest);
     void close_phase(void *stream, StreamPhases &phases, int32_t device);
@@ -259,11 +275,15 @@ private:
     // around them (migration/unit_split.h), before the call is planned.
     // `homes`: new and cut units take their range's device as their home (a split's parts).
     void cut_units(const std::vector<DeclaredRange> &ranges, bool homes = false);
+    // Whether every range (for a device) covers whole windows, all for one device: nothing to cut.
+    bool whole_windows_for_one_device(const std::vector<DeclaredRange> &ranges);
     void publish_resident() noexcept;
     // The unit at `it` ends at `at`; a new unit with its state begins there, named wherever
     // the old one is (phases, lookaheads), so protection ends for both pieces together.
     void split_unit(std::map<uintptr_t, Unit>::iterator it, uintptr_t at);
-    Unit &make_unit(uintptr_t start, size_t size, const AllocationRecord &owner);
+    Unit &make_unit(uintptr_t start, size_t size, const RangeOwner &owner);
+    // A unit just inserted at `start` takes its id, size and what it keeps of its allocation.
+    void init_unit(uintptr_t start, Unit &u, size_t size, const RangeOwner &owner);
     std::vector<ResidentUnit> resident_units(int32_t d) const;
     // One runtime prefetch of [ptr, ptr + size) to `location` on migration stream `ms`, for a
     // worker; `what` formats the error's description from (size, ptr, d).
@@ -298,6 +318,8 @@ private:
     std::vector<CutClaim> cut_claimed_;
     std::vector<UnitClaim> cut_claims_, cut_existing_;
     ChunkResidency *chunks_ = nullptr;
+    TagSource tag_source_;
+    const AllocationRecord *splitting_ = nullptr; // split()'s record, not in the registry yet
 };
 
 } // namespace tidal

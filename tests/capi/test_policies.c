@@ -458,6 +458,41 @@ static void test_plugin_recovers_from_out_of_memory(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* A unit carries its allocation's tag to eviction (read when the unit is first made, not kept
+ * in each declared range): evict-tagged evicts the unit tagged "victim" first, where the core
+ * would evict the oldest ("keep"). Once more after the tagged allocation's block was reused. */
+static void test_evict_hook_sees_the_tags_of_declared_units(void **state)
+{
+    (void)state;
+    tidal_context *ctx = plugin_context("policies = [\"evict-tagged\"]\n[migration]\nchunk_size = \"2MiB\"\n");
+    assert_ok(tidal_budget_set(ctx, 0, 4 * MiB));
+    for (int round = 0; round < 2; ++round) {
+        struct placed keep = alloc_and_query(ctx, 2 * MiB, TIDAL_KIND_MANAGED, "keep", 0);
+        struct placed victim = alloc_and_query(ctx, 2 * MiB, TIDAL_KIND_MANAGED, "victim.1", 0);
+        struct placed next = alloc_and_query(ctx, 2 * MiB, TIDAL_KIND_MANAGED, "next", 0);
+        void *in_order[] = {keep.ptr, victim.ptr};
+        for (int i = 0; i < 2; ++i) {
+            assert_ok(harness_declare(ctx, NULL, in_order[i], 2 * MiB, TIDAL_ACCESS_READ, 0));
+            /* Ends the phase: nothing stays protected once the stream has run. */
+            assert_ok(tidal_declare(ctx, NULL, NULL, 0, 0));
+            assert_ok(tidal_stream_synchronize(ctx, NULL));
+            assert_ok(tidal_declare(ctx, NULL, NULL, 0, 0));
+        }
+        assert_ok(harness_declare(ctx, NULL, next.ptr, 2 * MiB, TIDAL_ACCESS_READ, 0));
+        assert_int_equal(harness_prefetch_location(ctx, keep.ptr, 2 * MiB), 0);
+        assert_int_equal(harness_prefetch_location(ctx, next.ptr, 2 * MiB), 0);
+        assert_int_not_equal(harness_prefetch_location(ctx, victim.ptr, 2 * MiB), 0);
+        assert_ok(tidal_declare(ctx, NULL, NULL, 0, 0));
+        assert_ok(tidal_stream_synchronize(ctx, NULL));
+        assert_ok(tidal_declare(ctx, NULL, NULL, 0, 0));
+        /* Freed in the reverse order: the next round's blocks come back with other tags. */
+        assert_ok(tidal_free(ctx, next.ptr));
+        assert_ok(tidal_free(ctx, victim.ptr));
+        assert_ok(tidal_free(ctx, keep.ptr));
+    }
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 static void test_describe_lists_the_policy_chain(void **state)
 {
     (void)state;
@@ -541,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_plugin_chain_defer_then_fixed),
         cmocka_unit_test(test_plugin_chain_defer_alone_ends_in_core),
         cmocka_unit_test(test_plugin_recovers_from_out_of_memory),
+        cmocka_unit_test(test_evict_hook_sees_the_tags_of_declared_units),
         cmocka_unit_test(test_describe_lists_the_policy_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

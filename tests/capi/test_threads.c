@@ -6,6 +6,7 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,12 +193,105 @@ static void test_threads_create_their_own_contexts(void **state)
     free(workers);
 }
 
+/* A declaration races frees of the allocations it names: a range freed before the declaration
+ * looked it up is UNKNOWN_POINTER, one freed after is declared (the scheduler forgets it when
+ * the free reaches it); a unit made meanwhile reads its tag from the registry by base, never
+ * from a record the free let go (the ASan build would see it). 64 KiB units: each block
+ * reused makes new ones. */
+#define RACED_SLOTS 16
+#define RACED_SIZE (64u * 1024u)
+#define RACED_FREES 3000
+
+struct raced {
+    tidal_context *ctx;
+    void *_Atomic slots[RACED_SLOTS];
+    atomic_int done;
+    struct worker declarer, freer;
+};
+
+static void *free_and_reallocate(void *arg)
+{
+    struct raced *r = arg;
+    struct worker *w = &r->freer;
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_MANAGED;
+    for (int i = 0; i < RACED_FREES; ++i, ++w->operations) {
+        const int k = i % RACED_SLOTS;
+        tidal_status status = tidal_free(r->ctx, atomic_load(&r->slots[k]));
+        if (status != TIDAL_OK)
+            record(w, "tidal_free", status);
+        char tag[32];
+        snprintf(tag, sizeof tag, "raced.%d", i);
+        desc.tag = tag;
+        void *ptr = NULL;
+        if ((status = tidal_alloc(r->ctx, RACED_SIZE, &desc, &ptr)) != TIDAL_OK) {
+            record(w, "tidal_alloc", status);
+            break;
+        }
+        atomic_store(&r->slots[k], ptr);
+    }
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+static void *declare_raced(void *arg)
+{
+    struct raced *r = arg;
+    struct worker *w = &r->declarer;
+    while (!atomic_load(&r->done)) {
+        tidal_access accesses[RACED_SLOTS];
+        for (int k = 0; k < RACED_SLOTS; ++k) {
+            const tidal_access init = TIDAL_ACCESS_INIT;
+            accesses[k] = init;
+            accesses[k].ptr = atomic_load(&r->slots[k]);
+            accesses[k].size = RACED_SIZE;
+            accesses[k].mode = TIDAL_ACCESS_READ_WRITE;
+        }
+        const tidal_status status = tidal_declare(r->ctx, NULL, accesses, RACED_SLOTS, 0);
+        if (status != TIDAL_OK && status != TIDAL_ERROR_UNKNOWN_POINTER)
+            record(w, "tidal_declare", status);
+        ++w->operations;
+    }
+    return NULL;
+}
+
+static void test_declarations_race_frees_of_their_ranges(void **state)
+{
+    (void)state;
+    struct raced *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->ctx = harness_context("runtime = \"sim\"\n[migration]\nchunk_size = \"64KiB\"\n");
+    tidal_alloc_desc desc = TIDAL_ALLOC_DESC_INIT;
+    desc.kind = TIDAL_KIND_MANAGED;
+    for (int k = 0; k < RACED_SLOTS; ++k) {
+        void *ptr = NULL;
+        assert_ok(tidal_alloc(r->ctx, RACED_SIZE, &desc, &ptr));
+        atomic_store(&r->slots[k], ptr);
+    }
+    pthread_t declarer, freer;
+    assert_int_equal(pthread_create(&declarer, NULL, declare_raced, r), 0);
+    assert_int_equal(pthread_create(&freer, NULL, free_and_reallocate, r), 0);
+    assert_int_equal(pthread_join(freer, NULL), 0);
+    assert_int_equal(pthread_join(declarer, NULL), 0);
+    for (struct worker *w = &r->declarer; w <= &r->freer; ++w)
+        if (w->failures > 0)
+            print_error("%ld failures, first: %s\n", w->failures, w->first_failure);
+    assert_int_equal(r->declarer.failures + r->freer.failures, 0);
+    assert_int_equal(r->freer.operations, RACED_FREES);
+    assert_ok(tidal_declare(r->ctx, NULL, NULL, 0, 0));
+    for (int k = 0; k < RACED_SLOTS; ++k)
+        assert_ok(tidal_free(r->ctx, atomic_load(&r->slots[k])));
+    assert_ok(tidal_context_destroy(r->ctx));
+    free(r);
+}
+
 int main(void)
 {
     harness_isolate_environment();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_share_one_context),
         cmocka_unit_test(test_threads_create_their_own_contexts),
+        cmocka_unit_test(test_declarations_race_frees_of_their_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
