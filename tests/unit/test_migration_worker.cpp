@@ -8,8 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "config/config_loader.h"
+#include "config/settings_describer.h"
 #include "gate.h"
 #include "migration/migration_worker.h"
+#include "status/error.h"
 
 using tidal::MigrationWorker;
 using namespace tidal::test;
@@ -212,5 +215,26 @@ TEST_CASE("migration worker: a held job waits for release(), a wait or its hold 
         }
         CHECK(ran.load() == 1);
         CHECK(steady_clock::now() - t0 < seconds{10});
+    }
+}
+
+TEST_CASE("migration worker: [migration] worker_spin_us is read, described, and bounded")
+{
+    CHECK(tidal::ConfigLoader::from_string("runtime = \"sim\"\n").migration.worker_spin_us == 2000);
+    const tidal::Settings off = tidal::ConfigLoader::from_string("runtime = \"sim\"\n[migration]\nworker_spin_us = 0\n");
+    CHECK(off.migration.worker_spin_us == 0);
+    CHECK(tidal::describe_settings(off).find("worker_spin_us = 0\n") != std::string::npos);
+    for (const char *bad : {"[migration]\nworker_spin_us = -1\n", "[migration]\nworker_spin_us = 100001\n",
+                            "[migration]\nworker_spin_us = \"fast\"\n"}) {
+        CAPTURE(bad);
+        std::string why;
+        try {
+            (void)tidal::ConfigLoader::from_string(bad);
+        } catch (const tidal::Error &e) {
+            CHECK(e.status() == TIDAL_ERROR_CONFIG);
+            why = e.message();
+        }
+        CHECK(why.find("migration.worker_spin_us") != std::string::npos);
+        CHECK(why.find("<string>:2:") != std::string::npos);
     }
 }
