@@ -280,6 +280,42 @@ static void test_victim_unmapped_after_the_copy_in(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* A runtime that refuses to map a victim's memory at a second place while the victim is still
+ * mapped (the simulated device allows it: the refusal is injected) gets the victim unmapped
+ * first and the map tried again: the move succeeds, nothing is reported, the data are intact. */
+static void test_refused_second_mapping_unmaps_the_victim_first(void **state)
+{
+    (void)state;
+    const size_t size = 2 * CHUNK;
+    /* The allocation maps its two chunks (maps 1-2), the first declaration chunk 0 (map 3); the
+     * second declaration's map of chunk 1 at chunk 0's memory is the 4th. */
+    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
+                                         "[migration]\nbudget = \"4MiB\"\n"
+                                         "[[sim.fault]]\noperation = \"vmm_map\"\nnth = 4\nerror = \"hipErrorInvalidValue\"\n");
+    char *p = elastic_alloc(ctx, size);
+    unsigned char *host = malloc(size), *back = malloc(size);
+    assert_non_null(host);
+    assert_non_null(back);
+    harness_fill(host, size, 43);
+    assert_ok(tidal_copy(ctx, p, host, size));
+    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
+    assert_ok(tidal_offload_range(ctx, p, size, 0, NULL, &out));
+    assert_ok(harness_declare(ctx, NULL, p, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
+    const tidal_migration_stats before = stats_of(ctx);
+    assert_ok(harness_declare(ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL));
+    assert_int_equal(chunk_resident(ctx, p + CHUNK), CHUNK);
+    assert_int_equal(chunk_resident(ctx, p), 0);
+    assert_int_equal(stats_of(ctx).elastic_copied_in - before.elastic_copied_in, CHUNK);
+    assert_ok(tidal_copy(ctx, back, p, size));
+    assert_memory_equal(back, host, size);
+    free(host);
+    free(back);
+    assert_ok(tidal_free(ctx, p));
+    assert_ok(tidal_context_destroy(ctx));
+}
+
 /* lru takes clean chunks first, however recently used; the core's default takes the oldest. */
 static void lru_order(const char *policies, int clean_first)
 {
@@ -416,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_evicted_physical_chunks_are_mapped_again),
         cmocka_unit_test(test_declaration_maps_and_copies_chunk_by_chunk),
         cmocka_unit_test(test_victim_unmapped_after_the_copy_in),
+        cmocka_unit_test(test_refused_second_mapping_unmaps_the_victim_first),
         cmocka_unit_test(test_lru_evicts_clean_chunks_first),
         cmocka_unit_test(test_xnack_elastic_buffers_move_under_the_budget),
         cmocka_unit_test(test_read_and_write_entries_make_a_chunk_dirty),
