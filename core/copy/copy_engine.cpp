@@ -14,7 +14,7 @@
 #include "runtime/numa_binder.h"
 #include "runtime/profiler_range.h"
 #include "status/error.h"
-#include "sync/cpu_pause.h"
+#include "sync/spin_wait.h"
 
 namespace tidal {
 namespace {
@@ -311,6 +311,7 @@ std::vector<size_t> CopyEngine::staging_pieces(size_t size, size_t chunk)
 CopyEngine::Slicing CopyEngine::slicing(const std::vector<size_t> &pieces)
 {
     Slicing sl;
+    sl.pieces = &pieces;
     sl.offset.resize(pieces.size());
     sl.first.resize(pieces.size() + 1);
     for (size_t i = 0; i < pieces.size(); ++i) {
@@ -347,10 +348,11 @@ void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t
     const size_t n = pieces.size(), depth = ring.slots.size();
     std::vector<std::atomic<unsigned>> filled(n);
     const std::function<void(unsigned)> part = [&](unsigned k) {
-        const size_t p = sl.piece_of[k], b = (k - sl.first[p]) * kSlice, e = std::min(pieces[p], b + kSlice);
-        nontemporal_copy(static_cast<char *>(ring.slots[p % depth].buffer) + b, src + sl.offset[p] + b, e - b);
+        const Slicing::Slice s = sl.slice(k);
+        nontemporal_copy(static_cast<char *>(ring.slots[s.piece % depth].buffer) + s.begin, src + sl.offset[s.piece] + s.begin,
+                         s.end - s.begin);
         nontemporal_fence();
-        filled[p].fetch_add(1, std::memory_order_release);
+        filled[s.piece].fetch_add(1, std::memory_order_release);
     };
     HostWorkers::Job fill;
     ring.fill->begin_stream(fill, sl.first[n], part);
@@ -362,8 +364,8 @@ void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t
         while (published < n && published < issued + ahead && slot_free(ring.slots[published % depth]))
             ring.fill->publish(fill, sl.first[++published]);
         // ... while this thread hands each filled piece to the device, in order, and fills a slice
-    // itself when it has nothing to hand over.
-        if (issued < published && filled[issued].load(std::memory_order_acquire) == sl.first[issued + 1] - sl.first[issued]) {
+        // itself when it has nothing to hand over.
+        if (issued < published && filled[issued].load(std::memory_order_acquire) == sl.slices(issued)) {
             runtime_.host_copy(pieces[issued], ring.fill->threads_for(pieces[issued], kSlice), "staging a copy to the device");
             Slot &slot = ring.slots[issued % depth];
             runtime_.memcpy(static_cast<char *>(dst) + sl.offset[issued], slot.buffer, pieces[issued], stream,
@@ -387,9 +389,10 @@ void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t s
     const size_t n = pieces.size(), depth = ring.slots.size();
     std::vector<std::atomic<unsigned>> emptied(n);
     const std::function<void(unsigned)> part = [&](unsigned k) {
-        const size_t p = sl.piece_of[k], b = (k - sl.first[p]) * kSlice, e = std::min(pieces[p], b + kSlice);
-        std::memcpy(dst + sl.offset[p] + b, static_cast<const char *>(ring.slots[p % depth].buffer) + b, e - b);
-        emptied[p].fetch_add(1, std::memory_order_release);
+        const Slicing::Slice s = sl.slice(k);
+        std::memcpy(dst + sl.offset[s.piece] + s.begin, static_cast<const char *>(ring.slots[s.piece % depth].buffer) + s.begin,
+                    s.end - s.begin);
+        emptied[s.piece].fetch_add(1, std::memory_order_release);
     };
     HostWorkers::Job empty;
     ring.fill->begin_stream(empty, sl.first[n], part);
@@ -413,7 +416,7 @@ void CopyEngine::staged_to_host(Ring &ring, char *dst, const void *src, size_t s
             progress = true;
         }
         // ... and its slot takes the next DMA once they are done.
-        while (finished < published && emptied[finished].load(std::memory_order_acquire) == sl.first[finished + 1] - sl.first[finished]) {
+        while (finished < published && emptied[finished].load(std::memory_order_acquire) == sl.slices(finished)) {
             runtime_.host_copy(pieces[finished], ring.fill->threads_for(pieces[finished], kSlice), "staging a copy to the host");
             ++finished;
             progress = true;

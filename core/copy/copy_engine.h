@@ -9,6 +9,7 @@
 // all with peer_fallback = "error".
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -102,16 +103,27 @@ private:
     void staged_to_host(Ring &ring, char *dst, const void *src, size_t size, void *stream);
     // Host threads fill or empty the slots in slices, numbered across the whole copy and
     // handed out as slots come free (HostWorkers::begin_stream), so they run from one piece
-    // into the next with no hand-off between pieces: the calling thread only issues the DMAs
-    // and tells the simulated device what the host did (host_copy). Before, each piece ended
-    // with all threads waiting for the last slice: one thread preempted on a busy host held up
-    // the copy (the H200 machine: 32 MiB at 15.5-33 GB/s while filling alone ran at 55 and the
-    // pinned copy at 54). Slices are fine so a thread that wakes late only takes fewer.
+    // into the next with no hand-off between pieces: the calling thread issues the DMAs, takes a
+    // slice when it has nothing to issue, and tells the simulated device what the host did
+    // (host_copy). (On the H200 this did not beat one hand-off per piece: same-run rates were
+    // within the spread between runs. Slices are fine so a thread that wakes late only takes
+    // fewer.)
     static constexpr size_t kSlice = size_t{128} << 10; // even a 1 MiB piece goes to 8 threads
     struct Slicing {
         std::vector<size_t> offset;     // piece i's offset in the copy
         std::vector<unsigned> first;    // piece i's first slice; first[pieces] = the slices
         std::vector<unsigned> piece_of; // slice k's piece
+        const std::vector<size_t> *pieces = nullptr; // slicing()'s argument: it outlives the Slicing
+        unsigned slices(size_t piece) const { return first[piece + 1] - first[piece]; }
+        // Slice k: its piece, and its [begin, end) within the piece.
+        struct Slice {
+            size_t piece, begin, end;
+        };
+        Slice slice(unsigned k) const
+        {
+            const size_t p = piece_of[k], b = (k - first[p]) * kSlice;
+            return {p, b, std::min((*pieces)[p], b + kSlice)};
+        }
     };
     static Slicing slicing(const std::vector<size_t> &pieces);
     // The slot's last DMA has finished (asked without blocking).

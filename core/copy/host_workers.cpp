@@ -1,6 +1,6 @@
 #include "copy/host_workers.h"
 
-#include "sync/cpu_pause.h"
+#include "sync/spin_wait.h"
 
 #include <algorithm>
 #include <cstring>
@@ -215,14 +215,8 @@ uint64_t HostWorkers::await(uint64_t seen)
         t = ticket_.load();
         return (t >> kIndexBits) != seen || stopping_.load(std::memory_order_relaxed);
     };
-    const Clock::time_point until = Clock::now() + spin_;
-    for (unsigned i = 1; spin_.count() > 0; ++i) {
-        if (fresh())
-            return t;
-        if (i % 64 == 0 && Clock::now() >= until)
-            break;
-        cpu_pause();
-    }
+    if (spin_.count() > 0 && spin_for(spin_, fresh))
+        return t;
     sleepers_.fetch_add(1);
     for (;;) {
         const uint32_t epoch = epoch_.load();

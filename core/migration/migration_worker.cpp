@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "sync/cpu_pause.h"
+#include "sync/spin_wait.h"
 
 namespace tidal {
 
@@ -20,7 +20,6 @@ MigrationWorker::~MigrationWorker()
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
-        stopping_.store(true);
     }
     wake_.notify_all();
     thread_.join();
@@ -67,7 +66,6 @@ uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> r
         gap_ = now - last_post_;
     }
     last_post_ = now;
-    posted_.store(seq, std::memory_order_release);
     lock.unlock();
     wake_.notify_one();
     return seq;
@@ -165,14 +163,8 @@ void MigrationWorker::run()
             // Jobs at a steady pace: look for the next one without sleeping, for a while.
             if (const auto budget = spin_budget_locked(); budget.count() > 0) {
                 const uint64_t seen = submitted_;
-                const auto until = std::chrono::steady_clock::now() + budget;
                 lock.unlock();
-                for (unsigned i = 1; posted_.load(std::memory_order_acquire) == seen && !stopping_.load(std::memory_order_relaxed);
-                     ++i) {
-                    if (i % 64 == 0 && std::chrono::steady_clock::now() >= until)
-                        break;
-                    cpu_pause();
-                }
+                spin_for(budget, [&] { return submitted_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed); });
                 lock.lock();
             }
         }

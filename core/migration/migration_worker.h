@@ -84,21 +84,19 @@ private:
     void release_locked();
     std::deque<Job> queue_;
     Job running_; // its ranges, while the thread runs it
-    // The thread's spin (see the constructor): submissions counted where it can watch them
-    // without the lock, and the pace they came at.
+    // The thread's spin (see the constructor) and the pace submissions came at.
     std::chrono::microseconds spin_{0};
-    std::atomic<uint64_t> posted_{0};
-    std::atomic<bool> stopping_{false};
     std::chrono::steady_clock::time_point last_post_{};
     std::chrono::nanoseconds gap_{0}, previous_gap_{0};
     uint64_t sleeps_ = 0;
     // How long the thread should spin for the next job now (mutex_ held): none unless the last
     // two gaps between submissions were both within `spin`.
     std::chrono::nanoseconds spin_budget_locked() const;
-    uint64_t submitted_ = 0;
+    // Written under mutex_; atomic so the spinning thread can watch them without it.
+    std::atomic<uint64_t> submitted_{0};
     uint64_t completed_ = 0;
     std::exception_ptr error_;
-    bool stop_ = false;
+    std::atomic<bool> stop_{false};
     bool threaded_;
     std::thread thread_; // last: starts once the rest is ready
 };

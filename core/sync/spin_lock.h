@@ -11,7 +11,7 @@
 #include <atomic>
 #include <thread>
 
-#include "sync/cpu_pause.h"
+#include "sync/spin_wait.h"
 
 namespace tidal {
 

@@ -201,41 +201,77 @@ static void test_evicted_physical_chunks_are_mapped_again(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
+/* Elastic memory of `size` bytes written with pattern `seed` (kept in `host`) and offloaded
+ * whole, in a context made from `config`; `back` takes copies to compare. */
+typedef struct {
+    tidal_context *ctx;
+    char *p;
+    size_t size;
+    unsigned char *host, *back;
+} offloaded_memory;
+
+static offloaded_memory offloaded(const char *config, size_t size, unsigned seed)
+{
+    offloaded_memory m = {harness_context(config), NULL, size, malloc(size), malloc(size)};
+    assert_non_null(m.host);
+    assert_non_null(m.back);
+    m.p = elastic_alloc(m.ctx, size);
+    harness_fill(m.host, size, seed);
+    assert_ok(tidal_copy(m.ctx, m.p, m.host, size));
+    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
+    assert_ok(tidal_offload_range(m.ctx, m.p, size, 0, NULL, &out));
+    return m;
+}
+
+/* Every byte reads back as written. */
+static void assert_intact(offloaded_memory *m)
+{
+    assert_ok(tidal_copy(m->ctx, m->back, m->p, m->size));
+    assert_memory_equal(m->back, m->host, m->size);
+}
+
+static void offloaded_free(offloaded_memory *m)
+{
+    free(m->host);
+    free(m->back);
+    assert_ok(tidal_free(m->ctx, m->p));
+    assert_ok(tidal_context_destroy(m->ctx));
+}
+
+#define FOUR_MIB_CHUNKS "runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
+/* Two chunks, room for one: the second's declaration evicts the first. */
+#define ONE_CHUNK_BUDGET FOUR_MIB_CHUNKS "[migration]\nbudget = \"4MiB\"\n"
+
 /* Chunks come in by groups (1, 2, 4 ...), each mapped and its copy queued before the next
  * group's driver calls: when the second chunk's map fails, the first is already in, intact, and
  * the rest are still offloaded with their homes; declaring again brings them in. */
 static void test_declaration_maps_and_copies_chunk_by_chunk(void **state)
 {
     (void)state;
-    const size_t size = 4 * CHUNK;
     /* The allocation maps its 4 chunks (maps 1-4); the declaration's second map is the 6th. */
-    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
-                                         "[[sim.fault]]\noperation = \"vmm_map\"\nnth = 6\nerror = \"hipErrorOutOfMemory\"\n");
-    char *p = elastic_alloc(ctx, size);
-    unsigned char *host = malloc(size), *back = malloc(size);
-    assert_non_null(host);
-    assert_non_null(back);
-    harness_fill(host, size, 31);
-    assert_ok(tidal_copy(ctx, p, host, size));
-    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
-    assert_ok(tidal_offload_range(ctx, p, size, 0, NULL, &out));
-    assert_int_equal(resident_of(ctx, p), 0);
+    offloaded_memory m = offloaded(FOUR_MIB_CHUNKS "[[sim.fault]]\noperation = \"vmm_map\"\nnth = 6\nerror = \"hipErrorOutOfMemory\"\n",
+                                   4 * CHUNK, 31);
+    char *p = m.p;
+    assert_int_equal(resident_of(m.ctx, p), 0);
     /* The move runs on tidal's worker: its error comes back from what waits for it. */
-    assert_ok(harness_declare(ctx, NULL, p, size, TIDAL_ACCESS_READ, 0));
-    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL), TIDAL_ERROR_OUT_OF_MEMORY);
-    assert_int_equal(chunk_resident(ctx, p), CHUNK);
-    assert_int_equal(resident_of(ctx, p), CHUNK);
-    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
-    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL),
+    assert_ok(harness_declare(m.ctx, NULL, p, m.size, TIDAL_ACCESS_READ, 0));
+    assert_status(harness_check(m.ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL), TIDAL_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(chunk_resident(m.ctx, p), CHUNK);
+    assert_int_equal(resident_of(m.ctx, p), CHUNK);
+    assert_ok(harness_check(m.ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
+    assert_status(harness_check(m.ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL),
                   TIDAL_ERROR_ILLEGAL_ACCESS);
-    assert_ok(harness_declare(ctx, NULL, p, size, TIDAL_ACCESS_READ, 0));
-    assert_int_equal(resident_of(ctx, p), size);
-    assert_ok(tidal_copy(ctx, back, p, size));
-    assert_memory_equal(back, host, size);
-    free(host);
-    free(back);
-    assert_ok(tidal_free(ctx, p));
-    assert_ok(tidal_context_destroy(ctx));
+    assert_ok(harness_declare(m.ctx, NULL, p, m.size, TIDAL_ACCESS_READ, 0));
+    assert_int_equal(resident_of(m.ctx, p), m.size);
+    assert_intact(&m);
+    offloaded_free(&m);
+}
+
+/* Chunk 0 declared and read, with room for it alone: declaring chunk 1 next evicts it. */
+static void first_chunk_in(offloaded_memory *m)
+{
+    assert_ok(harness_declare(m->ctx, NULL, m->p, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_check(m->ctx, TIDAL_CHECK_TOUCH_READ, m->p, NULL, CHUNK, 0, NULL, NULL));
 }
 
 /* An incoming chunk is mapped at its victim's physical chunk, and copied into, before the
@@ -245,39 +281,23 @@ static void test_declaration_maps_and_copies_chunk_by_chunk(void **state)
 static void test_victim_unmapped_after_the_copy_in(void **state)
 {
     (void)state;
-    const size_t size = 2 * CHUNK;
     /* The offload unmaps its two chunks one by one; the victim's unmap is the third. */
-    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
-                                         "[migration]\nbudget = \"4MiB\"\n"
-                                         "[[sim.fault]]\noperation = \"vmm_unmap\"\nnth = 3\nerror = \"hipErrorOutOfMemory\"\n");
-    char *p = elastic_alloc(ctx, size);
-    unsigned char *host = malloc(size), *back = malloc(size);
-    assert_non_null(host);
-    assert_non_null(back);
-    harness_fill(host, size, 41);
-    assert_ok(tidal_copy(ctx, p, host, size));
-    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
-    assert_ok(tidal_offload_range(ctx, p, size, 0, NULL, &out));
-    assert_ok(harness_declare(ctx, NULL, p, CHUNK, TIDAL_ACCESS_READ, 0));
-    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
-    assert_ok(harness_declare(ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
+    offloaded_memory m = offloaded(ONE_CHUNK_BUDGET "[[sim.fault]]\noperation = \"vmm_unmap\"\nnth = 3\nerror = \"hipErrorOutOfMemory\"\n",
+                                   2 * CHUNK, 41);
+    char *p = m.p;
+    first_chunk_in(&m);
+    assert_ok(harness_declare(m.ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
     /* The move runs on tidal's worker: its error comes back from what waits for it. */
-    assert_status(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL),
+    assert_status(harness_check(m.ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL),
                   TIDAL_ERROR_OUT_OF_MEMORY);
-    assert_int_equal(chunk_resident(ctx, p + CHUNK), CHUNK);
-    assert_int_equal(chunk_resident(ctx, p), 0);
-    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL));
-    assert_ok(tidal_copy(ctx, back, p, size));
-    assert_memory_equal(back, host, size);
+    assert_int_equal(chunk_resident(m.ctx, p + CHUNK), CHUNK);
+    assert_int_equal(chunk_resident(m.ctx, p), 0);
+    assert_ok(harness_check(m.ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL));
+    assert_intact(&m);
     /* The victim comes back where it was, from its home. */
-    assert_ok(harness_declare(ctx, NULL, p, CHUNK, TIDAL_ACCESS_READ, 0));
-    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
-    assert_ok(tidal_copy(ctx, back, p, size));
-    assert_memory_equal(back, host, size);
-    free(host);
-    free(back);
-    assert_ok(tidal_free(ctx, p));
-    assert_ok(tidal_context_destroy(ctx));
+    first_chunk_in(&m);
+    assert_intact(&m);
+    offloaded_free(&m);
 }
 
 /* A runtime that refuses to map a victim's memory at a second place while the victim is still
@@ -286,34 +306,20 @@ static void test_victim_unmapped_after_the_copy_in(void **state)
 static void test_refused_second_mapping_unmaps_the_victim_first(void **state)
 {
     (void)state;
-    const size_t size = 2 * CHUNK;
     /* The allocation maps its two chunks (maps 1-2), the first declaration chunk 0 (map 3); the
      * second declaration's map of chunk 1 at chunk 0's memory is the 4th. */
-    tidal_context *ctx = harness_context("runtime = \"sim\"\n[elastic]\nchunk_size = \"4MiB\"\n[pool]\nenabled = false\n"
-                                         "[migration]\nbudget = \"4MiB\"\n"
-                                         "[[sim.fault]]\noperation = \"vmm_map\"\nnth = 4\nerror = \"hipErrorInvalidValue\"\n");
-    char *p = elastic_alloc(ctx, size);
-    unsigned char *host = malloc(size), *back = malloc(size);
-    assert_non_null(host);
-    assert_non_null(back);
-    harness_fill(host, size, 43);
-    assert_ok(tidal_copy(ctx, p, host, size));
-    tidal_elastic_result out = TIDAL_ELASTIC_RESULT_INIT;
-    assert_ok(tidal_offload_range(ctx, p, size, 0, NULL, &out));
-    assert_ok(harness_declare(ctx, NULL, p, CHUNK, TIDAL_ACCESS_READ, 0));
-    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p, NULL, CHUNK, 0, NULL, NULL));
-    const tidal_migration_stats before = stats_of(ctx);
-    assert_ok(harness_declare(ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
-    assert_ok(harness_check(ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL));
-    assert_int_equal(chunk_resident(ctx, p + CHUNK), CHUNK);
-    assert_int_equal(chunk_resident(ctx, p), 0);
-    assert_int_equal(stats_of(ctx).elastic_copied_in - before.elastic_copied_in, CHUNK);
-    assert_ok(tidal_copy(ctx, back, p, size));
-    assert_memory_equal(back, host, size);
-    free(host);
-    free(back);
-    assert_ok(tidal_free(ctx, p));
-    assert_ok(tidal_context_destroy(ctx));
+    offloaded_memory m = offloaded(ONE_CHUNK_BUDGET "[[sim.fault]]\noperation = \"vmm_map\"\nnth = 4\nerror = \"hipErrorInvalidValue\"\n",
+                                   2 * CHUNK, 43);
+    char *p = m.p;
+    first_chunk_in(&m);
+    const tidal_migration_stats before = stats_of(m.ctx);
+    assert_ok(harness_declare(m.ctx, NULL, p + CHUNK, CHUNK, TIDAL_ACCESS_READ, 0));
+    assert_ok(harness_check(m.ctx, TIDAL_CHECK_TOUCH_READ, p + CHUNK, NULL, CHUNK, 0, NULL, NULL));
+    assert_int_equal(chunk_resident(m.ctx, p + CHUNK), CHUNK);
+    assert_int_equal(chunk_resident(m.ctx, p), 0);
+    assert_int_equal(stats_of(m.ctx).elastic_copied_in - before.elastic_copied_in, CHUNK);
+    assert_intact(&m);
+    offloaded_free(&m);
 }
 
 /* lru takes clean chunks first, however recently used; the core's default takes the oldest. */

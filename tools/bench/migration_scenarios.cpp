@@ -42,7 +42,6 @@
 #include <tidal/tidal.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -65,17 +64,19 @@
 
 namespace {
 
-// Host times of one pipeline step (--timeline): start, after the plain declaration, after the
-// lookahead, after the work; set while the row that records them runs.
-std::vector<std::array<double, 4>> *g_steps = nullptr;
+// Host times of one pipeline step (--timeline), microseconds: its start, after the plain
+// declaration, after the lookahead, after the read kernel, after its work.
+struct StepTimes {
+    double start = 0, declared = 0, looked_ahead = 0, read = 0, end = 0;
+};
+
 double now_us()
 {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // --timeline's CSV, one line per step (microseconds), then the medians on stderr.
-void write_timeline(const std::string &path, const std::vector<std::array<double, 4>> &steps,
-                    const std::vector<std::array<double, 2>> &work)
+void write_timeline(const std::string &path, const std::vector<StepTimes> &steps)
 {
     std::FILE *f = std::fopen(path.c_str(), "w");
     if (!f) {
@@ -84,10 +85,11 @@ void write_timeline(const std::string &path, const std::vector<std::array<double
     }
     std::fprintf(f, "step,declare_us,lookahead_us,read_kernel_us,spin_kernel_us,step_us\n");
     std::vector<double> cols[5];
-    for (size_t g = 0; g < steps.size() && g < work.size(); ++g) {
-        const auto &t = steps[g];
-        const double end = g + 1 < steps.size() ? steps[g + 1][0] : t[3];
-        const double v[5] = {t[1] - t[0], t[2] - t[1], work[g][0] - t[2], work[g][1] - work[g][0], end - t[0]};
+    for (size_t g = 0; g < steps.size(); ++g) {
+        const StepTimes &t = steps[g];
+        const double next = g + 1 < steps.size() ? steps[g + 1].start : t.end;
+        const double v[5] = {t.declared - t.start, t.looked_ahead - t.declared, t.read - t.looked_ahead, t.end - t.read,
+                             next - t.start};
         std::fprintf(f, "%zu,%.1f,%.1f,%.1f,%.1f,%.1f\n", g, v[0], v[1], v[2], v[3], v[4]);
         for (int c = 0; c < 5; ++c)
             cols[c].push_back(v[c]);
@@ -460,38 +462,39 @@ private:
 
     // Declare chunk i for the work about to run and chunk i+1 as lookahead, so i+1 migrates
     // while i is worked on; `passes` runs over the range back to back (the lookahead of a
-    // pass's last chunk is the next pass's first, so epochs pipeline too).
+    // pass's last chunk is the next pass's first, so epochs pipeline too). `times`: each step's
+    // host times (the work sets `read` of the last one).
     static void pipeline(tidal_context *ctx, void *stream, void *base, uint64_t total, uint64_t chunk, int passes,
                          const std::function<void(char *, uint64_t)> &work, uint64_t *failures = nullptr,
-                         uint32_t mode = TIDAL_ACCESS_READ)
+                         uint32_t mode = TIDAL_ACCESS_READ, std::vector<StepTimes> *times = nullptr)
     {
         char *b = static_cast<char *>(base);
         const uint64_t count = (total + chunk - 1) / chunk;
         const uint64_t steps = count * static_cast<uint64_t>(passes);
         auto len = [&](uint64_t i) { return std::min(chunk, total - i * chunk); };
-        if (g_steps)
-            g_steps->clear();
+        if (times)
+            times->clear();
         for (uint64_t g = 0; g < steps; ++g) {
             const uint64_t i = g % count;
-            std::array<double, 4> t{};
-            if (g_steps)
-                t[0] = now_us();
+            StepTimes t;
+            if (times)
+                t.start = now_us();
             const tidal_access now = access(b + i * chunk, len(i), mode);
             counted(tidal_declare(ctx, stream, &now, 1, 0), "declare", failures);
-            if (g_steps)
-                t[1] = now_us();
+            if (times)
+                t.declared = now_us();
             if (g + 1 < steps) {
                 const uint64_t j = (g + 1) % count;
                 const tidal_access next = access(b + j * chunk, len(j), mode);
                 counted(tidal_declare(ctx, stream, &next, 1, TIDAL_DECLARE_LOOKAHEAD), "declare lookahead", failures);
             }
-            if (g_steps)
-                t[2] = now_us();
-            work(b + i * chunk, len(i));
-            if (g_steps) {
-                t[3] = now_us();
-                g_steps->push_back(t);
+            if (times) {
+                t.looked_ahead = now_us();
+                times->push_back(t);
             }
+            work(b + i * chunk, len(i));
+            if (times)
+                times->back().end = now_us();
         }
         end_phase(ctx, stream);
     }
@@ -813,17 +816,14 @@ void Bench::out_of_core_elastic()
         tidal_elastic_result r = TIDAL_ELASTIC_RESULT_INIT;
         ok(tidal_offload_range(ctx, buf, static_cast<size_t>(n), 0, nullptr, &r), "offload");
     };
-    std::vector<std::array<double, 2>> work_marks; // --timeline: after the read kernel, after the spin
-    auto loop = [&](uint64_t *failures, uint32_t mode, uint64_t spin_ns) {
-        work_marks.clear();
+    auto loop = [&](uint64_t *failures, uint32_t mode, uint64_t spin_ns, std::vector<StepTimes> *times = nullptr) {
         pipeline(ctx, stream, buf, n, chunk, o_.epochs, [&](char *p, uint64_t l) {
             touch(ctx, p, l, stream, failures, mode & TIDAL_ACCESS_WRITE);
-            const double read = g_steps ? now_us() : 0;
+            if (times)
+                times->back().read = now_us();
             if (spin_ns)
                 spin(ctx, scratch, spin_ns, stream);
-            if (g_steps)
-                work_marks.push_back({read, now_us()});
-        }, failures, mode);
+        }, failures, mode, times);
     };
     Result &ro = measure(row(kOutOfCore, "elastic: declare + lookahead, read-only", "elastic", moved, m, pol), ctx, offloaded,
                          [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ, 0); });
@@ -843,14 +843,12 @@ void Bench::out_of_core_elastic()
                              }
                              end_phase(ctx, stream);
                          });
-    std::vector<std::array<double, 4>> steps_seen;
-    if (!o_.timeline_path.empty())
-        g_steps = &steps_seen;
+    std::vector<StepTimes> times; // --timeline: the last repetition's
+    const bool timed = !o_.timeline_path.empty();
     Result &ov = measure(row(kOutOfCore, "elastic overlapped: declare + lookahead + read + spin", "elastic", moved, m, pol),
-                         ctx, offloaded, [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ, ns); });
-    g_steps = nullptr;
-    if (!o_.timeline_path.empty())
-        write_timeline(o_.timeline_path, steps_seen, work_marks);
+                         ctx, offloaded, [&](uint64_t *f) { loop(f, TIDAL_ACCESS_READ, ns, timed ? &times : nullptr); });
+    if (timed)
+        write_timeline(o_.timeline_path, times);
     char note[96];
     std::snprintf(note, sizeof note, "%s, %" PRIu64 " chunks x %.3f ms spin", budget_note.c_str(), steps,
                   double(ns) / 1e6);
