@@ -33,6 +33,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -123,11 +124,69 @@ double thread_cpu_seconds()
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+struct Floor {
+    double overlapped_ns, dependent_ns;
+};
+
 struct Row {
     size_t live;
     double pair_ns, query_ns, query_cpu_ns, copy_ns, batch_ns, bytes_per_live;
     size_t huge_kib; // with the N allocations live
+    Floor floor;
 };
+
+// What any two-level lookup of these addresses costs on this machine, with no tidal code: the
+// same order of the same number of blocks over a stand-in of the registry's layout, a table of
+// one 16-byte entry per 4 KiB block (the page hints) naming one 208-byte node each (the map node
+// with its record), both in memory advised as huge pages as the registry's are; per lookup, the
+// entry, then the 144-byte record copied out and checked. Two figures: lookups one after the
+// other as a loop makes them (the processor overlaps the misses of many: a throughput), and
+// each lookup's address made to depend on the record before (nothing overlaps: the latency of
+// two dependent misses, which a single query cannot go below).
+Floor floor_ns(size_t n, const std::vector<uint32_t> &order, int reps)
+{
+    struct Entry {
+        const unsigned char *node, *spare;
+    };
+    constexpr size_t kNode = 208, kRecord = 144, kHuge = size_t{2} << 20;
+    auto huge = [&](size_t bytes) {
+        bytes = (bytes + kHuge - 1) / kHuge * kHuge;
+        void *p = std::aligned_alloc(kHuge, bytes);
+        if (!p)
+            tidal_bench::die(kProgram, TIDAL_ERROR_OUT_OF_MEMORY, "the floor's tables");
+        madvise(p, bytes, MADV_HUGEPAGE);
+        std::memset(p, 0, bytes);
+        return static_cast<unsigned char *>(p);
+    };
+    unsigned char *nodes = huge(n * kNode);
+    auto *table = reinterpret_cast<Entry *>(huge(n * sizeof(Entry)));
+    for (size_t i = 0; i < n; ++i) {
+        table[i].node = nodes + i * kNode;
+        std::memcpy(nodes + i * kNode, &i, sizeof i);
+    }
+    static volatile size_t zero = 0; // read at run time: the compiler cannot drop the dependency
+    const size_t z = zero;
+    size_t found = 0;
+    auto lookups = [&](size_t k, bool dependent) {
+        size_t key = 0;
+        for (size_t i = 0; i < k; ++i) {
+            unsigned char record[kRecord];
+            const size_t j = order[i] + (dependent ? (key & z) : 0);
+            std::memcpy(record, table[j].node, kRecord);
+            asm volatile("" : : "r"(record) : "memory"); // the whole record is copied, as the query's is
+            std::memcpy(&key, record, sizeof key);
+            found += key == order[i];
+        }
+    };
+    Floor f{};
+    f.overlapped_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, false); });
+    f.dependent_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, true); });
+    if (found != 2 * order.size() * static_cast<size_t>(reps))
+        tidal_bench::die(kProgram, TIDAL_ERROR_INTERNAL, "the floor's lookups");
+    std::free(nodes);
+    std::free(table);
+    return f;
+}
 
 Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
 {
@@ -142,7 +201,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     const size_t rss0 = resident_bytes();
     const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
     const size_t rss1 = resident_bytes();
-    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0, huge_kib()};
+    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0, huge_kib(), {}};
 
     std::mt19937_64 rng(n);
     std::vector<uint32_t> order(calls);
@@ -168,6 +227,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
         cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
     row.query_cpu_ns = tidal_bench::median(cpu);
+    row.floor = floor_ns(n, order, reps);
     row.copy_ns = per_call_ns(reps, calls, [&](size_t k) {
         for (size_t i = 0; i < k; ++i)
             check(tidal_copy(ctx, live[order[i]] + 0x100, live[order[(i + 1) % k]] + 0x800, kCopy), "tidal_copy");
@@ -340,18 +400,20 @@ int main(int argc, char **argv)
     else
         std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
     if (!threads_only && !json)
-        std::printf("%10s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)", "copy", "batch/item",
-                "bytes/live", "huge KiB");
+        std::printf("%10s %12s %12s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)", "floor(ovl)",
+                    "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB");
     size_t largest = threads_only ? max : 0;
     for (size_t n = 1000; n <= max && !threads_only; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
         if (json)
             std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
-                        "\"copy_ns\": %.1f, \"batch_item_ns\": %.1f, \"bytes_per_live\": %.0f, \"anon_huge_kib\": %zu}",
-                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
+                        "\"floor_overlapped_ns\": %.1f, \"floor_dependent_ns\": %.1f, \"copy_ns\": %.1f, \"batch_item_ns\": %.1f, "
+                        "\"bytes_per_live\": %.0f, \"anon_huge_kib\": %zu}",
+                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns,
+                        r.batch_ns, r.bytes_per_live, r.huge_kib);
         else
-            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns, r.query_ns, r.query_cpu_ns,
-                        r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
+            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns, r.query_ns,
+                        r.query_cpu_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
         std::fflush(stdout);
         sep = ",";
         largest = n;
