@@ -87,6 +87,8 @@ struct SimSettings {
     std::vector<FaultSpec> faults;
 };
 
+enum class SlotStores { automatic, streaming, cached, demote };
+
 // [copy]: staged copies of pageable memory (tidal_copy).
 struct CopySettings {
     uint64_t chunk_size = uint64_t{16} << 20; // bytes per pinned staging slot
@@ -95,6 +97,13 @@ struct CopySettings {
     // How long an idle host memcpy thread looks for work before it sleeps: waking a sleeping
     // one costs 5-50 us, much of a 16 MiB copy's ~0.5 ms. 0: sleep at once (shared machines).
     uint32_t spin_us = 200;
+    // How host threads write a staging slot that a DMA to the device reads next (x86-64; plain
+    // stores elsewhere): streaming (non-temporal) stores send each line to memory; cached ones
+    // leave it modified in the filling core's cache, where the DMA fetches it; demote writes it
+    // cached, then pushes it to the shared L3 (CLDEMOTE; a no-op where the processor lacks it).
+    // automatic: demote for copies of kDemoteFrom bytes and more where the processor has
+    // CLDEMOTE, streaming otherwise (slot_stores.h says why).
+    SlotStores slot_stores = SlotStores::automatic;
     // tidal_copy_batch: items whose host end is pinned (or otherwise device-mapped) are read
     // or written by the batch kernel in place, over the link, instead of being packed into
     // staging and moved by a DMA; false stages them like pageable memory.

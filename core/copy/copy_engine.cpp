@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "copy/copy_bounds.h"
-#include "copy/nontemporal_copy.h"
+#include "copy/slot_stores.h"
 #include "log/logger.h"
 #include "runtime/numa_binder.h"
 #include "runtime/profiler_range.h"
@@ -347,11 +347,12 @@ void CopyEngine::staged_to_device(Ring &ring, void *dst, const char *src, size_t
     const Slicing sl = slicing(pieces);
     const size_t n = pieces.size(), depth = ring.slots.size();
     std::vector<std::atomic<unsigned>> filled(n);
+    const SlotStores stores = slot_stores_for(settings_.slot_stores, size);
     const std::function<void(unsigned)> part = [&](unsigned k) {
         const Slicing::Slice s = sl.slice(k);
-        nontemporal_copy(static_cast<char *>(ring.slots[s.piece % depth].buffer) + s.begin, src + sl.offset[s.piece] + s.begin,
-                         s.end - s.begin);
-        nontemporal_fence();
+        fill_slot(static_cast<char *>(ring.slots[s.piece % depth].buffer) + s.begin, src + sl.offset[s.piece] + s.begin,
+                  s.end - s.begin, stores);
+        slot_fence();
         filled[s.piece].fetch_add(1, std::memory_order_release);
     };
     HostWorkers::Job fill;
