@@ -60,6 +60,33 @@ double wall(const std::function<void()> &f)
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The context's [copy] settings as one line ("chunk_size = ...; slot_stores = \"auto\""), from
+// tidal_config_describe: a table of staged-copy rates says which way it staged.
+std::string copy_settings(tidal_context *ctx)
+{
+    size_t needed = 0;
+    (void)tidal_config_describe(ctx, nullptr, 0, &needed);
+    std::string text(needed, '\0');
+    ok(tidal_config_describe(ctx, text.data(), text.size(), nullptr), "config describe");
+    text.resize(std::strlen(text.c_str()));
+    std::string line;
+    bool inside = false;
+    for (size_t p = 0; p < text.size();) {
+        const size_t q = std::min(text.find('\n', p), text.size());
+        std::string l = text.substr(p, q - p);
+        p = q + 1;
+        if (!l.empty() && l[0] == '[') {
+            inside = l == "[copy]";
+            continue;
+        }
+        if (const size_t hash = l.find("  #"); hash != std::string::npos)
+            l.resize(hash);
+        if (inside && !l.empty())
+            line += (line.empty() ? "" : "; ") + l;
+    }
+    return line;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -100,12 +127,13 @@ int main(int argc, char **argv)
     ok(tidal_system_info_get(ctx, &sys), "system info");
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
 
+    const std::string copy = copy_settings(ctx);
     if (json)
-        std::printf("{\"runtime\": \"%s\", \"detail\": \"%s\", \"host_threads\": %u, \"results\": [\n", sys.runtime,
-                    sys.runtime_detail, hw);
+        std::printf("{\"runtime\": \"%s\", \"detail\": \"%s\", \"host_threads\": %u, \"copy_settings\": \"%s\", \"results\": [\n",
+                    sys.runtime, sys.runtime_detail, hw, tidal_bench::json_escape(copy).c_str());
     else
-        std::printf("runtime %s (%s), %u host threads; GB/s, median of %d\n\n%-10s %-5s %8s %8s %8s %8s %8s %8s %8s     %8s %8s %8s\n",
-                    sys.runtime, sys.runtime_detail, hw, reps, "size", "dir", "pinned", "pageable", "host1", "hostN",
+        std::printf("runtime %s (%s), %u host threads; GB/s, median of %d\n[copy] %s\n\n%-10s %-5s %8s %8s %8s %8s %8s %8s %8s     %8s %8s %8s\n",
+                    sys.runtime, sys.runtime_detail, hw, reps, copy.c_str(), "size", "dir", "pinned", "pageable", "host1", "hostN",
                     "tidal", "regist.", "ratio", "clock", "pinW", "fill");
     constexpr size_t kTargetFrom = size_t{16} << 20; // the 0.8x target holds from here up
     bool first = true;
