@@ -29,7 +29,9 @@
 //
 // --timeline FILE: the elastic overlapped row's last repetition, step by step: host
 // microseconds in the plain declaration, the lookahead, the read kernel (which waits for the
-// chunk's copy in) and the spin kernel (CSV), to see where a step's time goes.
+// chunk's copy in) and the spin kernel (CSV), to see where a step's time goes. The stream
+// scenario's per-chunk lookahead row writes the same for its last repetition to FILE.stream
+// (its work is the read kernel alone: the spin column is 0).
 //
 // --quick: 64 MiB / 192 MiB dataset / 64 MiB budget / 16 MiB chunks, 2 epochs, 3 reps: seconds
 // on the simulated device (whose memory is real host memory), for CI. The defaults need about
@@ -611,10 +613,21 @@ void Bench::stream_through_tidal(const std::string &whole, const std::string &ch
             touch(ctx, buf, n, stream);
             end_phase(ctx, stream);
         });
+    std::vector<StepTimes> times; // --timeline: the last repetition's
+    const bool timed = !o_.timeline_path.empty();
     if (!chunked.empty())
         measure(row(kStream, chunked, role, n, m, pol), ctx, reset, [&](uint64_t *) {
-            pipeline(ctx, stream, buf, n, app_chunk, 1, [&](char *p, uint64_t len) { touch(ctx, p, len, stream); });
+            pipeline(
+                ctx, stream, buf, n, app_chunk, 1,
+                [&](char *p, uint64_t len) {
+                    touch(ctx, p, len, stream);
+                    if (timed)
+                        times.back().read = now_us();
+                },
+                nullptr, TIDAL_ACCESS_READ, timed ? &times : nullptr);
         });
+    if (timed && !times.empty())
+        write_timeline(o_.timeline_path + ".stream", times);
     ok(tidal_free(ctx, buf), "free");
     ok(tidal_stream_destroy(ctx, stream), "stream destroy");
     ok(tidal_context_destroy(ctx), "destroy");
