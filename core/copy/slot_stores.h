@@ -18,6 +18,7 @@
 
 #include "config/settings.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
