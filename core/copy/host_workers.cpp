@@ -139,11 +139,16 @@ bool HostWorkers::help_one(Job &job)
     if (!job.pooled_)
         return false;
     uint64_t t = ticket_.load(std::memory_order_acquire);
-    const uint64_t index = t & kIndexMask;
-    if ((t >> kIndexBits) != generation_ || index >= parts_.load(std::memory_order_acquire) ||
-        !ticket_.compare_exchange_strong(t, t + 1, std::memory_order_acquire, std::memory_order_acquire))
+    if ((t >> kIndexBits) != generation_ || (t & kIndexMask) >= parts_.load(std::memory_order_acquire))
         return false;
-    (*job.part_)(static_cast<unsigned>(index));
+    return take(t, job.part_);
+}
+
+bool HostWorkers::take(uint64_t &t, const std::function<void(unsigned)> *part) noexcept
+{
+    if (!ticket_.compare_exchange_strong(t, t + 1, std::memory_order_acquire, std::memory_order_acquire))
+        return false;
+    (*part)(static_cast<unsigned>(t & kIndexMask)); // t is still the ticket this thread took
     done_.fetch_add(1, std::memory_order_release);
     return true;
 }
@@ -199,12 +204,8 @@ void HostWorkers::help(uint64_t t, uint64_t generation) noexcept
             t = ticket_.load(std::memory_order_acquire);
             continue;
         }
-        const std::function<void(unsigned)> *part = part_.load(std::memory_order_relaxed);
-        if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acquire, std::memory_order_acquire)) {
-            (*part)(static_cast<unsigned>(index));
-            done_.fetch_add(1, std::memory_order_release);
+        if (take(t, part_.load(std::memory_order_relaxed)))
             t = ticket_.load(std::memory_order_acquire);
-        }
     }
 }
 

@@ -105,6 +105,11 @@ private:
     void start(Job &job);
     // Takes parts of call `generation` from ticket `t` on until none are left.
     void help(uint64_t t, uint64_t generation) noexcept;
+    // Runs `part` for the part ticket `t` names if this thread takes it (one compare-and-swap,
+    // which fails when another thread took it or the call ended: `t` then holds the ticket as
+    // it is now, and `part`, which may be a later call's or null then, is not touched). The
+    // caller checked that the part is published. help() and help_one() both.
+    bool take(uint64_t &t, const std::function<void(unsigned)> *part) noexcept;
     // Spins, then sleeps, until a call newer than `seen` starts or the pool stops.
     uint64_t await(uint64_t seen);
 
