@@ -7,7 +7,6 @@
 
 namespace tidal {
 namespace {
-using Clock = std::chrono::steady_clock;
 
 // The [begin, end) share of `part` out of `parts`, cut on 4 KiB boundaries so no two threads
 // write the same page.
@@ -19,17 +18,15 @@ std::pair<size_t, size_t> share(size_t size, size_t part, size_t parts)
     return {begin, end};
 }
 
-// Until `ready()`: spins for `spin`, then yields the CPU between looks (a thread we wait on may
-// have been preempted; on a machine with fewer cores than threads, spinning would keep it off).
+// Until `ready()`: spins for `spin` (spin_for), then yields the CPU between looks (a thread we
+// wait on may have been preempted; on a machine with fewer cores than threads, spinning would
+// keep it off).
 template <class Ready> void spin_until(std::chrono::microseconds spin, Ready ready)
 {
-    const Clock::time_point until = Clock::now() + spin;
-    for (unsigned i = 1; !ready(); ++i) {
-        if (i % 64 == 0 && Clock::now() >= until)
-            std::this_thread::yield();
-        else
-            cpu_pause();
-    }
+    if (spin_for(spin, ready))
+        return;
+    while (!ready())
+        std::this_thread::yield();
 }
 } // namespace
 

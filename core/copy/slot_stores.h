@@ -3,12 +3,13 @@
 // cores' caches, and the device's reads of them must fetch each line from there; non-temporal
 // (streaming) stores send them to memory instead (H200, same run: a 16 MiB staged copy to the
 // device at 36-37 GB/s filled so, 21-26 with ordinary stores), and CLDEMOTE after ordinary
-// stores moves them to the shared L3, where neither a core's cache nor memory holds the DMA up.
+// stores asks for them to go to the shared L3, so that neither a core's cache nor memory should
+// hold the DMA up (the intent; what is measured is the rate, below).
 // Which is fastest depends on the copy and the machine (kernels/probes/staging_contention.cu
 // models all three). On the H200's host (Xeon with CLDEMOTE; tools/bench/results/
 // 2026-12-02-h200-session6, three rounds each in one call), host->device GB/s:
 //   16 MiB: demote 42.3-43.0, streaming 37.4-38.5, cached 22.9-25.4;
-//   64-256 MiB: demote 45.6-49.9, streaming 38.5-42.6, cached 39.6-50.2 (cached: slow below 128 MiB);
+//   64-256 MiB: demote 45.6-49.9, streaming 38.5-42.6, cached 39.6-50.2 (cached: the slowest up to 32 MiB);
 //   4 MiB: streaming 31.3-34.0, demote 27.3-28.5.
 // So `auto` demotes from kDemoteFrom up where the processor has CLDEMOTE (where it lacks it,
 // demote would be cached stores: the slowest at 16 MiB), and streams otherwise.
