@@ -793,18 +793,21 @@ void Context::copy_batch(const tidal_copy_item *items, size_t count, void *strea
         // Elastic items may be partly offloaded: they take tidal_copy's path one by one.
         std::vector<tidal_copy_item> plain;
         plain.reserve(entries.size());
-        std::vector<tidal_copy_item> elastic;
+        std::vector<std::pair<tidal_copy_item, elastic::CopyEnds>> elastic;
         for (const tidal_copy_item &item : entries)
-            (elastic_->touches(item.dst) || elastic_->touches(item.src) ? elastic : plain).push_back(item);
+            if (const elastic::CopyEnds ends = elastic_ends(item.dst, item.src); ends.any())
+                elastic.emplace_back(item, ends);
+            else
+                plain.push_back(item);
         if (!elastic.empty()) {
-            for (const tidal_copy_item &item : elastic) // a bad one is refused before any copy
-                elastic_->check_copy(item.dst, item.src, item.size);
+            for (const auto &[item, ends] : elastic) // a bad one is refused before any copy
+                elastic_->check_copy(item.dst, item.src, item.size, ends);
             if (!plain.empty())
                 batches_->copy(plain, stream);
-            for (const tidal_copy_item &item : elastic) {
+            for (const auto &[item, ends] : elastic) {
                 settle_elastic(item.dst, item.size, stream);
                 settle_elastic(item.src, item.size, stream);
-                elastic_->copy(item.dst, item.src, item.size, stream, *copies_);
+                elastic_->copy(item.dst, item.src, item.size, ends, stream, *copies_);
             }
             return;
         }
@@ -855,13 +858,25 @@ tidal_migration_stats Context::migration_stats(int32_t device) const
 
 void Context::copy(void *dst, const void *src, size_t size, void *stream)
 {
-    if (elastic_->empty()) [[likely]] {
+    const elastic::CopyEnds ends = elastic_->empty() ? elastic::CopyEnds{} : elastic_ends(dst, src);
+    if (!ends.any()) [[likely]] {
         copies_->copy(dst, src, size, stream);
     } else {
         settle_elastic(dst, size, stream);
         settle_elastic(src, size, stream);
-        elastic_->copy(dst, src, size, stream, *copies_);
+        elastic_->copy(dst, src, size, ends, stream, *copies_);
     }
+}
+
+// Through the registry's address index, which holds elastic allocations with the others: a
+// copy between plain buffers takes neither the elastic space's lock nor the scheduler's.
+elastic::CopyEnds Context::elastic_ends(const void *dst, const void *src) const
+{
+    auto base = [this](const void *p) -> const void * {
+        AllocationRecord r;
+        return registry_.find(p, r) && r.kind == TIDAL_KIND_ELASTIC ? r.base : nullptr;
+    };
+    return {base(dst), base(src)};
 }
 
 void Context::settle_elastic(const void *ptr, size_t size, void *stream)

@@ -137,6 +137,8 @@ private:
     AllocationRecord elastic_owner(const void *ptr, size_t size) const;
     // Elastic memory the scheduler may be moving: its queued moves issued, `stream` after them.
     void settle_elastic(const void *ptr, size_t size, void *stream);
+    // The elastic allocations the two ends of a copy lie in (nullptr: not elastic memory).
+    elastic::CopyEnds elastic_ends(const void *dst, const void *src) const;
 
     Settings settings_;
     std::unique_ptr<Runtime> runtime_;

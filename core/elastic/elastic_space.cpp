@@ -204,7 +204,8 @@ void ElasticSpace::release(void *base) noexcept
 
 ElasticAllocation &ElasticSpace::owner(const void *base) const
 {
-    ElasticAllocation *a = containing(base);
+    const auto it = allocations_.find(reinterpret_cast<uintptr_t>(base));
+    ElasticAllocation *a = it != allocations_.end() ? it->second.get() : nullptr;
     if (!a)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("{} is not elastic memory", base),
                     "offload and restore memory allocated as TIDAL_KIND_ELASTIC");
@@ -508,28 +509,21 @@ void ElasticSpace::restore_range(void *base, size_t offset, size_t size, uint32_
     });
 }
 
-bool ElasticSpace::touches(const void *p) const
+void ElasticSpace::copy(void *dst, const void *src, size_t size, const CopyEnds &ends, void *stream, CopyEngine &copies)
 {
-    if (empty())
-        return false;
-    std::lock_guard lock(mutex_);
-    return containing(p) != nullptr;
+    copy_or_check(dst, src, size, ends, stream, &copies);
 }
 
-void ElasticSpace::copy(void *dst, const void *src, size_t size, void *stream, CopyEngine &copies)
+void ElasticSpace::check_copy(void *dst, const void *src, size_t size, const CopyEnds &ends)
 {
-    copy_or_check(dst, src, size, stream, &copies);
+    copy_or_check(dst, src, size, ends, nullptr, nullptr);
 }
 
-void ElasticSpace::check_copy(void *dst, const void *src, size_t size)
-{
-    copy_or_check(dst, src, size, nullptr, nullptr);
-}
-
-void ElasticSpace::copy_or_check(void *dst, const void *src, size_t size, void *stream, CopyEngine *copies)
+void ElasticSpace::copy_or_check(void *dst, const void *src, size_t size, const CopyEnds &ends, void *stream,
+                                 CopyEngine *copies)
 {
     std::unique_lock lock(mutex_);
-    ElasticAllocation *da = containing(dst), *sa = containing(src);
+    ElasticAllocation *da = ends.dst ? &owner(ends.dst) : nullptr, *sa = ends.src ? &owner(ends.src) : nullptr;
     if (!da && !sa) {
         lock.unlock();
         if (copies)

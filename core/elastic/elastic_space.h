@@ -23,6 +23,12 @@
 
 namespace tidal::elastic {
 
+// The bases of the elastic allocations a copy's ends lie in (nullptr: that end is not elastic).
+struct CopyEnds {
+    const void *dst = nullptr, *src = nullptr;
+    bool any() const noexcept { return dst || src; }
+};
+
 class ElasticSpace {
 public:
     ElasticSpace(Runtime &runtime, const ElasticSettings &settings);
@@ -50,15 +56,14 @@ public:
     void offload_range(void *base, size_t offset, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out);
     void restore_range(void *base, size_t offset, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out);
 
-    // Whether [p, p+size) touches elastic memory (cheap when there is none).
-    bool touches(const void *p) const;
-    // tidal_copy with either end in elastic memory: resident chunks copy as device memory,
+    // tidal_copy with either end in elastic memory (`ends`: the allocations they lie in, found by
+    // the caller through the registry's address index): resident chunks copy as device memory,
     // offloaded ones in their home; discarded ones are INVALID_ARGUMENT (checked before
     // anything is copied).
-    void copy(void *dst, const void *src, size_t size, void *stream, CopyEngine &copies);
+    void copy(void *dst, const void *src, size_t size, const CopyEnds &ends, void *stream, CopyEngine &copies);
     // The same checks, nothing copied: tidal_copy_batch refuses a bad elastic item before it
     // copies any item.
-    void check_copy(void *dst, const void *src, size_t size);
+    void check_copy(void *dst, const void *src, size_t size, const CopyEnds &ends);
 
     // The chunks [offset, offset+size) of the allocation at `base` touches (size 0: all).
     ChunkBytes bytes(const void *base, size_t offset, size_t size) const;
@@ -70,13 +75,17 @@ public:
 
 private:
     friend class ElasticResidency; // moves chunks for the migration scheduler, under mutex_
-    void copy_or_check(void *dst, const void *src, size_t size, void *stream, CopyEngine *copies);
+    void copy_or_check(void *dst, const void *src, size_t size, const CopyEnds &ends, void *stream, CopyEngine *copies);
     struct Counters {
         uint64_t offloads = 0, restores = 0, copied_out = 0, copied_in = 0, discarded = 0;
     };
     using Map = std::map<uintptr_t, std::unique_ptr<ElasticAllocation>>;
 
+    // The allocation whose base is `base`; INVALID_ARGUMENT when there is none.
     ElasticAllocation &owner(const void *base) const;
+    // The allocation containing `p`, or nullptr: for the scheduler's moves, which name chunks
+    // by their start and may still name those of an allocation being freed (the registry has
+    // forgotten it already; the moves queued on it finish before it goes).
     ElasticAllocation *containing(const void *p) const;
     // The allocation at `base` (counted in `out`) and the chunks [offset, offset+size) touches.
     ElasticAllocation &span_of(const void *base, size_t offset, size_t size, size_t *first, size_t *last,

@@ -482,10 +482,10 @@ TEST_CASE("elastic: copies into and out of partly resident memory; discarded chu
     CHECK(out.copied_bytes == 128 * kKiB);
     CHECK(rig.space->bytes(p, 0, 0).resident == 192 * kKiB);
     std::vector<char> host(kSize);
-    rig.space->copy(host.data(), p, kSize, nullptr, *rig.copies);
+    rig.space->copy(host.data(), p, kSize, {nullptr, p}, nullptr, *rig.copies);
     CHECK(filled(host.data(), kSize, 9));
     fill(host.data(), kSize, 11);
-    rig.space->copy(p + 1, host.data(), kSize - 1, nullptr, *rig.copies); // a write across all three
+    rig.space->copy(p + 1, host.data(), kSize - 1, {p, nullptr}, nullptr, *rig.copies); // a write across all three
     CHECK(rig.space->bytes(p, 0, 0).offloaded == 128 * kKiB);              // still offloaded: written in the home
     out = result();
     rig.space->restore_range(p, 200 * kKiB, 1, 0, nullptr, out);
@@ -495,7 +495,7 @@ TEST_CASE("elastic: copies into and out of partly resident memory; discarded chu
     rig.space->offload_range(p, 0, 1, TIDAL_OFFLOAD_DISCARD, nullptr, out);
     std::vector<char> before(host);
     try {
-        rig.space->copy(host.data(), p, kSize, nullptr, *rig.copies);
+        rig.space->copy(host.data(), p, kSize, {nullptr, p}, nullptr, *rig.copies);
         FAIL("a read of discarded memory succeeded");
     } catch (const Error &e) {
         CHECK(e.status() == TIDAL_ERROR_INVALID_ARGUMENT);
@@ -503,7 +503,7 @@ TEST_CASE("elastic: copies into and out of partly resident memory; discarded chu
     }
     CHECK(host == before); // nothing was copied
     try {
-        rig.space->copy(p, host.data(), kSize + 1, nullptr, *rig.copies);
+        rig.space->copy(p, host.data(), kSize + 1, {p, nullptr}, nullptr, *rig.copies);
         FAIL("a copy past the end succeeded");
     } catch (const Error &e) {
         CHECK(e.status() == TIDAL_ERROR_INVALID_ARGUMENT);

@@ -278,10 +278,19 @@ double declare_ns(const std::string &runtime, size_t n, int reps)
 // of 64 bytes between interior ranges of two live allocations, either pinned host memory (the
 // copy engine's host path: no runtime call) or device memory (the runtime's copy: on the
 // simulated device every runtime call takes one lock, TIDAL_SIM_SERIALIZE, so it cannot scale).
-enum class Calls { query, copy_pinned, copy_device };
+// copy_pinned_elastic: the pinned copies with one elastic allocation live, which none of them
+// touches (a copy finds that neither end is elastic through the registry's index, and takes no
+// lock of the elastic space's or the migration scheduler's).
+enum class Calls { query, copy_pinned, copy_pinned_elastic, copy_device };
 const char *calls_name(Calls c)
 {
-    return c == Calls::query ? "query" : c == Calls::copy_pinned ? "query+copy pinned" : "query+copy device";
+    switch (c) {
+    case Calls::query: return "query";
+    case Calls::copy_pinned: return "query+copy pinned";
+    case Calls::copy_pinned_elastic: return "+elastic live";
+    case Calls::copy_device: break;
+    }
+    return "query+copy device";
 }
 
 // Calls per second of `readers` threads doing `calls` on n live allocations while `churn`
@@ -290,7 +299,14 @@ double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsig
                    double *churn_rate)
 {
     tidal_context *ctx = open(runtime);
-    const std::vector<char *> live = allocate(ctx, n, calls == Calls::copy_pinned ? TIDAL_KIND_PINNED : TIDAL_KIND_DEVICE);
+    const bool pinned = calls == Calls::copy_pinned || calls == Calls::copy_pinned_elastic;
+    const std::vector<char *> live = allocate(ctx, n, pinned ? TIDAL_KIND_PINNED : TIDAL_KIND_DEVICE);
+    void *elastic = nullptr;
+    if (calls == Calls::copy_pinned_elastic) {
+        tidal_alloc_desc d = TIDAL_ALLOC_DESC_INIT;
+        d.kind = TIDAL_KIND_ELASTIC;
+        check(tidal_alloc(ctx, size_t{2} << 20, &d, &elastic), "tidal_alloc (elastic)");
+    }
     std::atomic<bool> go{false}, stop{false};
     std::atomic<uint64_t> reads{0}, pairs{0};
     std::vector<std::thread> threads;
@@ -336,6 +352,8 @@ double reader_rate(const std::string &runtime, size_t n, unsigned readers, unsig
     const double elapsed = seconds_since(t0);
     *churn_rate = static_cast<double>(pairs.load()) / elapsed;
     release(ctx, live);
+    if (elastic)
+        check(tidal_free(ctx, elastic), "tidal_free (elastic)");
     tidal_context_destroy(ctx);
     return static_cast<double>(reads.load()) / elapsed;
 }
@@ -444,7 +462,7 @@ int main(int argc, char **argv)
                         "allocate and free; %u hardware threads\n%20s %8s %14s %14s %10s\n",
                         n, churn, std::thread::hardware_concurrency(), "calls", "readers", "calls/s", "churn pairs/s",
                         "speed-up");
-        for (const Calls calls : {Calls::query, Calls::copy_pinned, Calls::copy_device}) {
+        for (const Calls calls : {Calls::query, Calls::copy_pinned, Calls::copy_pinned_elastic, Calls::copy_device}) {
             double one = 0;
             for (const unsigned r : reader_counts(readers)) {
                 double churned = 0;
