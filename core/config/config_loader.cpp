@@ -37,8 +37,8 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 6> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct", "spin_us", "slot_stores"};
 constexpr std::array<std::string_view, 4> kSlotStores = {"auto", "streaming", "cached", "demote"};
-constexpr std::array<std::string_view, 7> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
-                                                             "lookahead_hold_us", "worker_spin_us", "lookahead_depth"};
+constexpr std::array<std::string_view, 6> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
+                                                             "lookahead_hold_us", "worker_spin_us"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
 // [telemetry]: statistics and leak keys.
 constexpr std::array<std::string_view, 5> kTelemetryKeys = {"stats", "tag_depth", "leak_backtrace", "ranges", "trace"};
@@ -311,8 +311,6 @@ void read_migration(const TomlReader &r, const toml::node &node, Settings &s)
         s.migration.lookahead_hold_us = static_cast<uint32_t>(r.integer(*n, "migration.lookahead_hold_us", 0, 100000));
     if (const toml::node *n = t.get("worker_spin_us"))
         s.migration.worker_spin_us = static_cast<uint32_t>(r.integer(*n, "migration.worker_spin_us", 0, 100000));
-    if (const toml::node *n = t.get("lookahead_depth"))
-        s.migration.lookahead_depth = static_cast<uint32_t>(r.integer(*n, "migration.lookahead_depth", 1, 16));
 }
 
 void read_pool(const TomlReader &r, const toml::node &node, Settings &s)

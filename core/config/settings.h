@@ -180,11 +180,6 @@ struct MigrationSettings {
     // at once). Woken from sleep, a worker on the H200 issued an elastic chunk's copy ~0.2 ms
     // late each step, and the next kernel waited for it.
     uint32_t worker_spin_us = 2000;
-    // A lookahead declaration that continues its stream's previous one (one managed range,
-    // starting where that one ended) also moves the next lookahead_depth - 1 ranges of its size
-    // in the same allocation, on a device without a budget: the migration engine then has more
-    // than one step queued when the host is late to issue the next (1: only what is declared).
-    uint32_t lookahead_depth = 1;
 };
 
 // [security]: what tidal will dlopen.

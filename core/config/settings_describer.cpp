@@ -115,7 +115,6 @@ void describe_migration(std::ostringstream &os, const MigrationSettings &m)
     os << "parallel_eviction = " << (m.parallel_eviction ? "true" : "false") << "\n";
     os << "lookahead_hold_us = " << m.lookahead_hold_us << "\n";
     os << "worker_spin_us = " << m.worker_spin_us << "\n";
-    os << "lookahead_depth = " << m.lookahead_depth << "\n";
 }
 
 void describe_elastic(std::ostringstream &os, const ElasticSettings &e)

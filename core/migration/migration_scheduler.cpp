@@ -442,7 +442,7 @@ std::vector<ResidentUnit> MigrationScheduler::resident_units(int32_t d) const
     return resident;
 }
 
-DeclarationPlan &MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead, size_t declared)
+DeclarationPlan &MigrationScheduler::plan(const std::vector<DeclaredRange> &ranges, bool lookahead)
 {
     DeclarationPlan &plan = plan_;
     plan.reset();
@@ -456,9 +456,7 @@ DeclarationPlan &MigrationScheduler::plan(const std::vector<DeclaredRange> &rang
             index_.prefetch(window_of(ranges[i + kLookAhead]));
         if (r.device == TIDAL_DEVICE_HOST)
             continue;
-        DeviceState &ds = device(r.device); // validates the index
-        if (i < declared)
-            ++ds.stats.declared_ranges;
+        ++device(r.device).stats.declared_ranges; // validates the index
         if (r.owner.kind == TIDAL_KIND_ELASTIC)
             plan_chunks(plan, r);
         else
@@ -928,10 +926,9 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     std::vector<Unit *> &protected_now = protected_now_; // the units this call protected, in the order of `held`
     protected_now.clear();
     try {
-        const std::vector<DeclaredRange> &todo = lookahead ? deepen(phases, ranges) : ranges;
-        waits = bring_home(todo);
-        cut_units(todo);
-        DeclarationPlan &planned = plan(todo, lookahead, ranges.size());
+        waits = bring_home(ranges);
+        cut_units(ranges);
+        DeclarationPlan &planned = plan(ranges, lookahead);
         // Every device's budget holds for all of it before anything moves.
         for (const DevicePlan &p : planned.devices)
             make_room(p);
@@ -966,33 +963,6 @@ void MigrationScheduler::declare(void *stream, const std::vector<DeclaredRange> 
     }
     close_ending(stream, phases);
     publish(stream, waits, lookahead);
-}
-
-const std::vector<DeclaredRange> &MigrationScheduler::deepen(StreamPhases &phases, const std::vector<DeclaredRange> &ranges)
-{
-    const uintptr_t expected = phases.lookahead_end;
-    phases.lookahead_end = 0;
-    if (ranges.size() != 1)
-        return ranges;
-    const DeclaredRange &r = ranges.front();
-    const auto lo = reinterpret_cast<uintptr_t>(r.ptr);
-    phases.lookahead_end = lo + r.size;
-    // Only where nothing can be pushed out for it: managed memory on a device without a budget
-    // (a step moved ahead that the application then does not declare costs bus time, no data).
-    if (settings_.lookahead_depth <= 1 || lo != expected || r.size == 0 || !TIDAL_KIND_IS_MANAGED(r.owner.kind) ||
-        r.device < 0 || static_cast<size_t>(r.device) >= devices_.size() || devices_[static_cast<size_t>(r.device)].budget != 0)
-        return ranges;
-    deepened_.assign(1, r);
-    const uintptr_t end = reinterpret_cast<uintptr_t>(r.owner.base) + r.owner.size;
-    uintptr_t next = lo + r.size;
-    for (uint32_t k = 1; k < settings_.lookahead_depth && next < end; ++k) {
-        DeclaredRange step = r;
-        step.ptr = reinterpret_cast<const void *>(next);
-        step.size = static_cast<size_t>(std::min<uintptr_t>(r.size, end - next));
-        deepened_.push_back(step);
-        next += step.size;
-    }
-    return deepened_;
 }
 
 void MigrationScheduler::end_phase(void *stream)

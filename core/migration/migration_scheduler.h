@@ -156,7 +156,6 @@ private:
         // dropped then when the new phase holds all its units, else closed with an event.
         std::vector<UnitRef> ending;
         int32_t ending_device = 0;
-        uintptr_t lookahead_end = 0; // where the stream's last lookahead range ended (0: none)
     };
     // A runtime call for a worker, with the memory it touches (none: {0, 0}), so that an
     // explicit prefetch waits only for the calls on its range.
@@ -243,11 +242,7 @@ private:
     // The steps of a declaration (see the top of this file).
     std::vector<std::shared_ptr<Batch>> bring_home(const std::vector<DeclaredRange> &ranges);
     // Fills plan_ (emptied first) and returns it.
-    // `declared`: how many of `ranges` the application named (the rest: lookahead_depth's).
-    DeclarationPlan &plan(const std::vector<DeclaredRange> &ranges, bool lookahead, size_t declared);
-    // A lookahead's ranges, with the next lookahead_depth - 1 steps when it continues the
-    // stream's previous one (see MigrationSettings::lookahead_depth).
-    const std::vector<DeclaredRange> &deepen(StreamPhases &phases, const std::vector<DeclaredRange> &ranges);
+    DeclarationPlan &plan(const std::vector<DeclaredRange> &ranges, bool lookahead);
     void make_room(const DevicePlan &plan);
     // Where a declaration's protected units go: the phase's (or lookahead's) list, and the units
     // themselves in the same order.
@@ -320,7 +315,6 @@ private:
     // A declaration's buffers, kept from call to call (see DeclarationPlan::reset).
     DeclarationPlan plan_;
     std::vector<Unit *> protected_now_;
-    std::vector<DeclaredRange> deepened_; // deepen()'s answer, its buffer kept between calls
     std::vector<CutClaim> cut_claimed_;
     std::vector<UnitClaim> cut_claims_, cut_existing_;
     ChunkResidency *chunks_ = nullptr;

@@ -87,64 +87,6 @@ static void test_lookahead_moves_ahead_and_the_phase_only_waits(void **state)
     assert_ok(tidal_context_destroy(ctx));
 }
 
-/* [migration] lookahead_depth = 3: a lookahead continuing the stream's previous one also moves
- * the next two steps of its size, never past the allocation's end, never under a budget; one
- * that does not continue (the first, or a jump) moves only itself. Steps moved ahead are not
- * declared ranges, and the data moved ahead is intact. */
-static void run_lookahead_depth(int with_budget)
-{
-    tidal_context *ctx = harness_context(SIM_MIGRATION "lookahead_depth = 3\n");
-    if (with_budget)
-        assert_ok(tidal_budget_set(ctx, 0, 64 * MiB));
-    enum { STEPS = 8 };
-    const size_t step = 2 * MiB;
-    char *data = harness_alloc(ctx, TIDAL_KIND_MANAGED, STEPS * step, 0);
-    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_FILL, data, NULL, STEPS * step, 11, NULL, NULL));
-    assert_ok(tidal_prefetch(ctx, data, STEPS * step, TIDAL_DEVICE_HOST));
-    const tidal_migration_stats start = stats_of(ctx);
-    /* The first lookahead continues nothing: step 1 alone. */
-    assert_ok(harness_declare(ctx, NULL, data, step, TIDAL_ACCESS_READ, 0));
-    assert_ok(harness_declare(ctx, NULL, data + step, step, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
-    assert_int_equal(stats_of(ctx).migrated_bytes - start.migrated_bytes, 2 * step);
-    /* Step 2 continues it: steps 2, 3 and 4 move (or only step 2 under a budget). */
-    assert_ok(harness_declare(ctx, NULL, data + step, step, TIDAL_ACCESS_READ, 0));
-    assert_ok(harness_declare(ctx, NULL, data + 2 * step, step, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
-    tidal_migration_stats s = stats_of(ctx);
-    assert_int_equal(s.migrated_bytes - start.migrated_bytes, (with_budget ? 3 : 5) * step);
-    assert_int_equal(harness_prefetch_location(ctx, data + 4 * step, step), with_budget ? TIDAL_DEVICE_HOST : 0);
-    assert_int_equal(s.declared_ranges - start.declared_ranges, 4);
-    /* Steps 3..7 in order: at the end nothing is moved past the allocation. */
-    for (int i = 3; i < STEPS; ++i) {
-        assert_ok(harness_declare(ctx, NULL, data + (size_t)(i - 1) * step, step, TIDAL_ACCESS_READ, 0));
-        assert_ok(harness_declare(ctx, NULL, data + (size_t)i * step, step, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
-    }
-    s = stats_of(ctx);
-    assert_int_equal(s.migrated_bytes - start.migrated_bytes, STEPS * step);
-    assert_int_equal(s.resident_bytes, STEPS * step);
-    uint64_t bad = 1;
-    assert_ok(harness_check(ctx, TIDAL_CHECK_PATTERN_VERIFY, data, NULL, STEPS * step, 11, NULL, &bad));
-    assert_int_equal(bad, 0);
-    /* A jump back is not a continuation: the range alone, already resident. */
-    const uint64_t calls = s.migration_calls;
-    assert_ok(harness_declare(ctx, NULL, data, step, TIDAL_ACCESS_READ, TIDAL_DECLARE_LOOKAHEAD));
-    assert_int_equal(stats_of(ctx).migration_calls, calls);
-    assert_ok(tidal_declare(ctx, NULL, NULL, 0, 0));
-    assert_ok(tidal_free(ctx, data));
-    assert_ok(tidal_context_destroy(ctx));
-}
-
-static void test_lookahead_depth_moves_the_next_steps_ahead(void **state)
-{
-    (void)state;
-    run_lookahead_depth(0);
-}
-
-static void test_lookahead_depth_stays_off_under_a_budget(void **state)
-{
-    (void)state;
-    run_lookahead_depth(1);
-}
-
 /* Three 8 MiB arrays under a 16 MiB budget: each new phase evicts the oldest finished one. */
 static void run_budget_cycle(const char *toml, uint32_t hints, uint32_t mode, int expect_dropped)
 {
@@ -527,8 +469,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_declaration_migrates_once_and_coalesces),
         cmocka_unit_test(test_lookahead_moves_ahead_and_the_phase_only_waits),
-        cmocka_unit_test(test_lookahead_depth_moves_the_next_steps_ahead),
-        cmocka_unit_test(test_lookahead_depth_stays_off_under_a_budget),
         cmocka_unit_test(test_budget_evicts_written_data_by_copying_back),
         cmocka_unit_test(test_budget_drops_read_only_read_mostly_data),
         cmocka_unit_test(test_budget_with_lru_and_xnack_policies),

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "config/config_loader.h"
-#include "config/settings_describer.h"
 #include "gate.h"
 #include "migration/address_table.h"
 #include "migration/migration_scheduler.h"
@@ -389,24 +388,4 @@ TEST_CASE("migration scheduler: a window one range names whole is still cut wher
         scheduler.forget(owner);
     }
     runtime->free(TIDAL_KIND_MANAGED, 0, owner.raw, owner.raw_size);
-}
-
-TEST_CASE("migration scheduler: [migration] lookahead_depth is read, described, and bounded")
-{
-    CHECK(tidal::ConfigLoader::from_string("runtime = \"sim\"\n").migration.lookahead_depth == 1);
-    const tidal::Settings deep = tidal::ConfigLoader::from_string("runtime = \"sim\"\n[migration]\nlookahead_depth = 4\n");
-    CHECK(deep.migration.lookahead_depth == 4);
-    CHECK(tidal::describe_settings(deep).find("lookahead_depth = 4\n") != std::string::npos);
-    for (const char *bad : {"[migration]\nlookahead_depth = 0\n", "[migration]\nlookahead_depth = 17\n",
-                            "[migration]\nlookahead_depth = \"deep\"\n"}) {
-        CAPTURE(bad);
-        std::string why;
-        try {
-            (void)tidal::ConfigLoader::from_string(bad);
-        } catch (const tidal::Error &e) {
-            CHECK(e.status() == TIDAL_ERROR_CONFIG);
-            why = e.message();
-        }
-        CHECK(why.find("migration.lookahead_depth") != std::string::npos);
-    }
 }

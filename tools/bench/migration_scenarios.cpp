@@ -22,7 +22,7 @@
 //
 //   migration-scenarios [--runtime auto|sim|cuda|hip] [--profile h200] [--scenario stream|out-of-core|overlap|all]
 //                       [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB]
-//                       [--epochs 3] [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--worker-spin-us US] [--lookahead-depth N] [--compute-ns NS]
+//                       [--epochs 3] [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--worker-spin-us US] [--compute-ns NS]
 //                       [--policies xnack,lru|none] [--no-sweeps] [--elastic-only] [--elastic-chunk SIZE] [--quick]
 //                       [--timeline FILE]
 //                       [--json FILE] [--compare FILE]
@@ -250,7 +250,6 @@ struct Options {
     int streams = 0;         // 0: the library's default (the key is left out)
     int lookahead_hold_us = -1; // -1: the library's default (the key is left out)
     int worker_spin_us = -1;    // -1: the library's default (the key is left out)
-    int lookahead_depth = 0;    // 0: the library's default (the key is left out)
     uint64_t compute_ns = 0; // 0: chunk at kDefaultComputeRate
     std::vector<std::string> policies = {"xnack", "lru"};
     int scenario = 0; // 0 = all; otherwise an index of kScenarioNames
@@ -349,15 +348,12 @@ private:
         }
         if (o_.runtime == "sim")
             t += "[sim]\nprofile = \"" + o_.profile + "\"\n";
-        if (m.chunk_size || m.streams || m.parallel_eviction || o_.lookahead_hold_us >= 0 || o_.worker_spin_us >= 0 ||
-            o_.lookahead_depth > 0) {
+        if (m.chunk_size || m.streams || m.parallel_eviction || o_.lookahead_hold_us >= 0 || o_.worker_spin_us >= 0) {
             t += "[migration]\n";
             if (o_.lookahead_hold_us >= 0)
                 t += "lookahead_hold_us = " + std::to_string(o_.lookahead_hold_us) + "\n";
             if (o_.worker_spin_us >= 0)
                 t += "worker_spin_us = " + std::to_string(o_.worker_spin_us) + "\n";
-            if (o_.lookahead_depth > 0)
-                t += "lookahead_depth = " + std::to_string(o_.lookahead_depth) + "\n";
             if (m.chunk_size)
                 t += "chunk_size = " + std::to_string(m.chunk_size) + "\n";
             if (m.streams)
@@ -1127,7 +1123,7 @@ int Bench::run()
                  "usage: migration-scenarios [--runtime auto|sim|cuda|hip] [--profile NAME]\n"
                  "         [--scenario stream|out-of-core|overlap|all (or 1|2|3)]\n"
                  "         [--size 4GiB] [--dataset 12GiB] [--budget 4GiB] [--chunk 64MiB (64 KiB multiple)] [--epochs 3]\n"
-                 "         [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--worker-spin-us US] [--lookahead-depth N] [--compute-ns NS] [--policies a,b|none] [--elastic-only]\n"
+                 "         [--reps 5] [--warmup 1] [--streams N] [--lookahead-hold-us US] [--worker-spin-us US] [--compute-ns NS] [--policies a,b|none] [--elastic-only]\n"
                  "         [--elastic-chunk SIZE (default: --chunk)] [--timeline FILE] [--no-sweeps] [--quick] [--json FILE] [--compare FILE]\n");
     std::exit(2);
 }
@@ -1189,7 +1185,6 @@ int main(int argc, char **argv)
         else if (a == "--streams") o.streams = int_arg(i, 0);
         else if (a == "--lookahead-hold-us") o.lookahead_hold_us = int_arg(i, 0);
         else if (a == "--worker-spin-us") o.worker_spin_us = int_arg(i, 0);
-        else if (a == "--lookahead-depth") o.lookahead_depth = int_arg(i, 1);
         else if (a == "--elastic-only") o.elastic_only = true;
         else if (a == "--timeline" && i + 1 < argc) o.timeline_path = argv[++i];
         else if (a == "--compute-ns") o.compute_ns = static_cast<uint64_t>(int_arg(i, 1));
