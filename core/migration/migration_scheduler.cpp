@@ -705,9 +705,15 @@ std::vector<std::shared_ptr<MigrationScheduler::Batch>> MigrationScheduler::queu
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
     std::vector<Need> &needs = plan.needs;
-    // Ranges declared in address order need no sort (a sort of sorted needs still passes over them ~log n times).
+    // Address order is for the runs of adjacent units that move together: needs that move none
+    // (every unit resident, the steady state of a loop) are taken in the order they were named.
+    // A sort of 10^4 needs not declared in address order was 13 % of such a declaration's time.
+    // Ranges declared in address order need no sort either (a sort of sorted needs still passes
+    // over them ~log n times).
     auto by_start = [](const Need &a, const Need &b) { return a.start < b.start; };
-    if (!std::is_sorted(needs.begin(), needs.end(), by_start))
+    const bool moves = std::any_of(needs.begin(), needs.end(), [](const Need &n) { return n.move; }) ||
+                       !ds.chunk_victims.empty();
+    if (moves && !std::is_sorted(needs.begin(), needs.end(), by_start))
         std::sort(needs.begin(), needs.end(), by_start);
     queue_chunks(plan);
     if (lookahead && join_open_prefetch(plan)) {
