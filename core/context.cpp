@@ -718,6 +718,7 @@ void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
 
 void Context::declare(void *stream, const tidal_access *accesses, size_t count, uint32_t flags)
 {
+    constexpr size_t kHintsAhead = 8, kRecordAhead = 4;
     if (flags & ~TIDAL_DECLARE_FLAGS_ALL)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("unknown declaration flags {:#x}", flags & ~TIDAL_DECLARE_FLAGS_ALL),
                     "use TIDAL_DECLARE_* flags");
@@ -750,6 +751,12 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     bool any_managed = false;
     int32_t checked = TIDAL_DEVICE_HOST; // the device last found to exist: a call names few, range after range
     for (size_t i = 0; i < count; ++i) {
+        // Past the L2 (10^4 ranges), each range's record is a cache miss: started some ranges
+        // ahead, the misses overlap.
+        if (i + kHintsAhead < count)
+            registry_.prefetch_hints(entries[i + kHintsAhead].ptr);
+        if (i + kRecordAhead < count)
+            registry_.prefetch_record(entries[i + kRecordAhead].ptr);
         const tidal_access &a = entries[i];
         if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has mode {:#x}", i, a.mode),

@@ -137,6 +137,21 @@ public:
         return l ? &l->granules[granule_of(a) & kLeafMask] : nullptr;
     }
     static size_t page_of(uintptr_t a) noexcept { return (a >> kPageBits) & (kPages - 1); }
+    // Starts loading a's page hints (a caller with many addresses to look up, some steps ahead).
+    void prefetch_hints(uintptr_t a) const noexcept
+    {
+        if (const Leaf *l = leaf(a))
+            __builtin_prefetch(&l->granules[granule_of(a) & kLeafMask].pages[page_of(a)]);
+    }
+    // Starts loading the item a's newest page hint names, if any: a guess, read without a lock
+    // (a stale hint still names a node of the caller's, which is never given back).
+    void prefetch_item(uintptr_t a) const noexcept
+    {
+        if (const Leaf *l = leaf(a))
+            if (const T *h = std::atomic_ref(const_cast<T *&>(l->granules[granule_of(a) & kLeafMask].pages[page_of(a)][0]))
+                                 .load(std::memory_order_relaxed))
+                __builtin_prefetch(h);
+    }
     // Names `item` in the hints of the pages of [base, base + size) that lie in base's granule
     // (its bucket's granule). Needs indexable(); does nothing where no leaf was made.
     void hint(uintptr_t base, size_t size, T *item) noexcept

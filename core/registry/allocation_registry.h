@@ -66,6 +66,19 @@ public:
     // The same into the caller's record (left unspecified when false): a query copies the
     // record once, where the optional costs a copy more on the way out.
     bool find(const void *p, AllocationRecord &out) const { return find_interior(reinterpret_cast<uintptr_t>(p), out); }
+    // For a caller looking up many addresses in turn: starts loading what find(p) reads first
+    // (p's page hints), and then, once those have arrived, the record they name. Call the first
+    // some lookups ahead of find(p) and the second about half as far ahead. Only loads.
+    void prefetch_hints(const void *p) const noexcept
+    {
+        if (const auto a = reinterpret_cast<uintptr_t>(p); a < Index::kLimit)
+            index_.prefetch_hints(a);
+    }
+    void prefetch_record(const void *p) const noexcept
+    {
+        if (const auto a = reinterpret_cast<uintptr_t>(p); a < Index::kLimit)
+            index_.prefetch_item(a);
+    }
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
     Removal remove(const void *p, AllocationRecord *out);

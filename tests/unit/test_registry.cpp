@@ -86,6 +86,28 @@ TEST_CASE("registry finds allocations by base and interior pointers")
     CHECK(reg.live_count() == 2);
 }
 
+TEST_CASE("registry prefetches are only loads: any address, live, freed, never indexed or beyond the index")
+{
+    AllocationRegistry reg;
+    for (uintptr_t a : {uintptr_t{0x1000}, uintptr_t{0x10000}, uintptr_t{1} << 47, ~uintptr_t{0}}) { // nothing indexed yet
+        reg.prefetch_hints(at(a));
+        reg.prefetch_record(at(a));
+    }
+    reg.insert(record(0x10000, 0x100));
+    reg.insert(record(0x20000, 0x1000));
+    CHECK(reg.find(at(0x20010))->base == at(0x20000)); // a page hint now names it
+    AllocationRecord out;
+    CHECK(reg.remove(at(0x20000), &out) == AllocationRegistry::Removal::removed);
+    for (uintptr_t a : {uintptr_t{0x10000}, uintptr_t{0x20010}, uintptr_t{0x30000}, ~uintptr_t{0}}) {
+        reg.prefetch_hints(at(a));
+        reg.prefetch_record(at(a));
+    }
+    // Nothing they did changes an answer.
+    CHECK(reg.find(at(0x100ff))->base == at(0x10000));
+    CHECK_FALSE(reg.find(at(0x20010)).has_value());
+    CHECK(reg.live_count() == 1);
+}
+
 TEST_CASE("a miss says which range around the pointer holds no allocation")
 {
     AllocationRegistry reg;
