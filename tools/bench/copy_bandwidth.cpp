@@ -21,8 +21,11 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <sstream>
 #include <thread>
 #include <vector>
+
+#include <toml++/toml.h>
 
 #include "../common/parallel_memcpy.h"
 #include "bench_support.h"
@@ -60,8 +63,9 @@ double wall(const std::function<void()> &f)
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The context's [copy] settings as one line ("chunk_size = ...; slot_stores = \"auto\""), from
-// tidal_config_describe: a table of staged-copy rates says which way it staged.
+// The context's [copy] settings as one line ("batch_direct = true; chunk_size = ...", keys in
+// order), read with toml++ from tidal_config_describe: a table of staged-copy rates says which
+// way it staged.
 std::string copy_settings(tidal_context *ctx)
 {
     size_t needed = 0;
@@ -70,19 +74,17 @@ std::string copy_settings(tidal_context *ctx)
     ok(tidal_config_describe(ctx, text.data(), text.size(), nullptr), "config describe");
     text.resize(std::strlen(text.c_str()));
     std::string line;
-    bool inside = false;
-    for (size_t p = 0; p < text.size();) {
-        const size_t q = std::min(text.find('\n', p), text.size());
-        std::string l = text.substr(p, q - p);
-        p = q + 1;
-        if (!l.empty() && l[0] == '[') {
-            inside = l == "[copy]";
-            continue;
-        }
-        if (const size_t hash = l.find("  #"); hash != std::string::npos)
-            l.resize(hash);
-        if (inside && !l.empty())
-            line += (line.empty() ? "" : "; ") + l;
+    try {
+        const toml::table settings = toml::parse(text);
+        if (const toml::table *copy = settings["copy"].as_table())
+            for (const auto &[key, value] : *copy) {
+                std::ostringstream v;
+                value.visit([&v](const auto &node) { v << node; });
+                line += (line.empty() ? "" : "; ") + std::string(key.str()) + " = " + v.str();
+            }
+    } catch (const toml::parse_error &e) {
+        std::fprintf(stderr, "copy-bandwidth: tidal_config_describe gave text toml++ cannot read: %s\n", e.what());
+        std::exit(1);
     }
     return line;
 }
