@@ -7,29 +7,19 @@ Usage: test_doctor_snapshot.py TIDAL_TOOL PROGRAMS"""
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 TOOL, PROGRAMS = sys.argv[1:3]
 MiB = 1024 * 1024
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from script_checks import expect, failures  # noqa: E402
+import script_checks  # noqa: E402
 tmp = tempfile.mkdtemp(prefix="tidal-doctor-snapshot-")
 
 
 def run(cmd, **extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIDAL_") or k == "TIDAL_POLICY_PATH"}
-    env.update(extra)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-
-
-def expect(cond, what, result=None):
-    if cond:
-        print("ok:", what)
-        return
-    detail = f"\n  stdout: {result.stdout[-3000:]}\n  stderr: {result.stderr[-2000:]}" if result is not None else ""
-    failures.append(what + detail)
-    print("FAIL:", what + detail)
+    return script_checks.run(cmd, keep=("TIDAL_POLICY_PATH",), timeout=120, **extra)
 
 
 def snapshot(scenario):

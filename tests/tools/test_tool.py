@@ -10,22 +10,13 @@ import sys
 import tempfile
 
 TOOL, EXAMPLE, MAN_PAGE, COMPLETION = sys.argv[1:5]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from script_checks import expect, failures  # noqa: E402
+import script_checks  # noqa: E402
 
 
 def run(*args, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIDAL_") or k == "TIDAL_LOG_LEVEL"}
-    env.update(env_extra or {})
-    return subprocess.run([TOOL, *args], capture_output=True, text=True, env=env, timeout=120)
-
-
-def expect(cond, what, result=None):
-    if not cond:
-        detail = f"\n  stdout: {result.stdout[-2000:]}\n  stderr: {result.stderr[-2000:]}" if result else ""
-        failures.append(what + detail)
-        print("FAIL:", what + detail)
-    else:
-        print("ok:", what)
+    return script_checks.run([TOOL, *args], keep=("TIDAL_LOG_LEVEL",), timeout=120, **(env_extra or {}))
 
 
 def write(text):

@@ -5,32 +5,13 @@ Usage: test_trace.py TIDAL_TOOL TRACE_PROGRAMS PLACE_BUFFERS PLACE_BUFFERS_TOML"
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 TOOL, PROGRAMS, PLACE_BUFFERS, PLACE_TOML = sys.argv[1:5]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from script_checks import expect, failures, run  # noqa: E402
 tmp = tempfile.mkdtemp(prefix="tidal-trace-")
-
-
-def env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("TIDAL_") or k in ("TIDAL_LOG_LEVEL", "TIDAL_POLICY_PATH")}
-    e.update(extra)
-    return e
-
-
-def run(cmd, **extra):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env(**extra), timeout=240)
-
-
-def expect(cond, what, result=None):
-    if cond:
-        print("ok:", what)
-        return
-    detail = f"\n  stdout: {result.stdout[-3000:]}\n  stderr: {result.stderr[-2000:]}" if result is not None else ""
-    failures.append(what + detail)
-    print("FAIL:", what + detail)
 
 
 def record(scenario):
