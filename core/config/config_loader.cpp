@@ -36,7 +36,6 @@ constexpr std::array<std::string_view, 7> kPoolKeys = {"enabled",     "backend",
                                                       "small_max"};
 constexpr std::array<std::string_view, 2> kPoolBackends = {"tidal", "vendor"};
 constexpr std::array<std::string_view, 6> kCopyKeys = {"chunk_size", "ring_depth", "threads", "batch_direct", "spin_us", "slot_stores"};
-constexpr std::array<std::string_view, 4> kSlotStores = {"auto", "streaming", "cached", "demote"};
 constexpr std::array<std::string_view, 6> kMigrationKeys = {"budget", "chunk_size", "streams", "parallel_eviction",
                                                              "lookahead_hold_us", "worker_spin_us"};
 constexpr std::array<std::string_view, 3> kElasticKeys = {"home", "chunk_size", "copy_streams"};
@@ -228,11 +227,9 @@ void read_copy(const TomlReader &r, const toml::node &node, Settings &s)
     if (const toml::node *n = t.get("spin_us"))
         s.copy.spin_us = static_cast<uint32_t>(r.integer(*n, "copy.spin_us", 0, 100000));
     if (const toml::node *n = t.get("slot_stores")) {
-        const std::string v = r.choice(*n, "copy.slot_stores", kSlotStores);
-        s.copy.slot_stores = v == "cached"      ? SlotStores::cached
-                             : v == "demote"    ? SlotStores::demote
-                             : v == "streaming" ? SlotStores::streaming
-                                                : SlotStores::automatic;
+        const std::string v = r.choice(*n, "copy.slot_stores", kSlotStoresNames);
+        s.copy.slot_stores = static_cast<SlotStores>(
+            std::find(kSlotStoresNames.begin(), kSlotStoresNames.end(), v) - kSlotStoresNames.begin());
     }
 }
 

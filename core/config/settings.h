@@ -2,11 +2,13 @@
 // Produced by ConfigLoader; everything downstream reads these instead of TOML.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "log/log_level.h"
@@ -88,6 +90,8 @@ struct SimSettings {
 };
 
 enum class SlotStores { automatic, streaming, cached, demote };
+// Their names in [copy] slot_stores, in the enum's order: read and described from this one list.
+inline constexpr std::array<std::string_view, 4> kSlotStoresNames = {"auto", "streaming", "cached", "demote"};
 
 // [copy]: staged copies of pageable memory (tidal_copy).
 struct CopySettings {

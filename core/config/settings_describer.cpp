@@ -84,12 +84,7 @@ void describe_copy(std::ostringstream &os, const CopySettings &copy)
     os << "threads = " << copy.threads << (copy.threads ? "" : "  # 0: min(cores, 16)") << "\n";
     os << "batch_direct = " << (copy.batch_direct ? "true" : "false") << "\n";
     os << "spin_us = " << copy.spin_us << "\n";
-    os << "slot_stores = \""
-       << (copy.slot_stores == SlotStores::cached      ? "cached"
-           : copy.slot_stores == SlotStores::demote    ? "demote"
-           : copy.slot_stores == SlotStores::streaming ? "streaming"
-                                                       : "auto")
-       << "\"\n";
+    os << "slot_stores = \"" << kSlotStoresNames[static_cast<size_t>(copy.slot_stores)] << "\"\n";
 }
 
 void describe_pool(std::ostringstream &os, const PoolConfig &pool)

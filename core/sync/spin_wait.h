@@ -18,7 +18,8 @@ inline void cpu_pause() noexcept
 }
 
 // Spins until `ready()` or until `budget` has passed (the clock is read every 64 turns: it
-// costs more than a look); returns whether `ready()` came true. A zero budget still looks once.
+// costs more than a look); returns whether `ready()` came true. A zero budget still looks up to
+// 64 times, a few hundred nanoseconds (callers that must not spin test the budget first).
 template <class Ready> bool spin_for(std::chrono::nanoseconds budget, Ready ready)
 {
     const auto until = std::chrono::steady_clock::now() + budget;
