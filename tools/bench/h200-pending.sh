@@ -47,9 +47,9 @@ done
 # Issue 17: pageable copies by size (host->device >= 0.8x from 16 MiB: met in every sweep but
 # one row, 512 MiB at 0.73x once in session 8; device->host at 16-32 MiB is the weak one).
 step copy-sweep 300 "$B/tools/bench/copy-bandwidth" --sweep --reps 5 --json
-# Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 254-320 ns in
-# session 8) beside the machine's floors for the same lookups; tidal_declare per range (1.44x and
-# 1.45x from 10 to 10^4 ranges in session 8: met).
+# Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 187-380 ns in
+# session 8; over a fixed working set, query(set), 29-77 ns) beside the machine's floors for the
+# same lookups; tidal_declare per range (1.44-2.15x from 10 to 10^4 ranges in session 8's five runs).
 step scaling-sizes 400 "$B/tools/bench/scaling" --runtime cuda --max 1000000 --reps 3 --json
 echo "failed steps: $failed"
 exit "$failed"

@@ -1,6 +1,8 @@
 // scaling: what tidal's per-call costs do as the program grows. With N live 4 KiB pooled
 // device allocations kept, one row per N: an alloc+free pair, tidal_pointer_query of an
-// interior pointer of a random live allocation, tidal_copy of 64 bytes between interior
+// interior pointer of a random live allocation (and, query(set), of a random one of 1 000 spread
+// evenly through the N: the cost of a lookup as other allocations are added, which the caches do
+// not hide when the queried set itself grows), tidal_copy of 64 bytes between interior
 // ranges of two random live allocations, tidal_copy_batch of N such items (per item), and
 // tidal's host memory per live allocation, measured: the process's resident set before and
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
@@ -43,6 +45,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr const char *kProgram = "scaling";
 constexpr size_t kBlock = 4096, kCopy = 64;
+constexpr size_t kSet = 1000; // the query(set) column's working set of allocations
 
 void check(tidal_status s, const char *what)
 {
@@ -130,7 +133,7 @@ struct Floor {
 
 struct Row {
     size_t live;
-    double pair_ns, query_ns, query_cpu_ns, copy_ns, batch_ns, bytes_per_live;
+    double pair_ns, query_ns, query_cpu_ns, query_set_ns, copy_ns, batch_ns, bytes_per_live;
     size_t huge_kib; // with the N allocations live
     Floor floor;
 };
@@ -201,7 +204,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     const size_t rss0 = resident_bytes();
     const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_DEVICE);
     const size_t rss1 = resident_bytes();
-    Row row{n, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0, huge_kib(), {}};
+    Row row{n, 0, 0, 0, 0, 0, 0, rss1 > rss0 ? static_cast<double>(rss1 - rss0) / static_cast<double>(n) : 0.0, huge_kib(), {}};
 
     std::mt19937_64 rng(n);
     std::vector<uint32_t> order(calls);
@@ -227,6 +230,18 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
         cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
     row.query_cpu_ns = tidal_bench::median(cpu);
+    // The same queries over a working set of kSet allocations spread evenly through the N live
+    // (all of them at N = kSet): what a lookup costs when the number of *other* live
+    // allocations grows, apart from the caches missing on a set that itself grows.
+    const size_t set = std::min(kSet, n);
+    std::vector<const char *> in_set(calls);
+    for (size_t i = 0; i < calls; ++i)
+        in_set[i] = live[(order[i] % set) * n / set] + 1 + i % (kBlock - 1);
+    row.query_set_ns = per_call_ns(reps, calls, [&](size_t k) {
+        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+        for (size_t i = 0; i < k; ++i)
+            check(tidal_pointer_query(ctx, in_set[i], &info), "tidal_pointer_query");
+    });
     row.floor = floor_ns(n, order, reps);
     row.copy_ns = per_call_ns(reps, calls, [&](size_t k) {
         for (size_t i = 0; i < k; ++i)
@@ -418,20 +433,22 @@ int main(int argc, char **argv)
     else
         std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
     if (!threads_only && !json)
-        std::printf("%10s %12s %12s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)", "floor(ovl)",
-                    "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB");
+        std::printf("%10s %12s %12s %12s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)",
+                    "query(set)", "floor(ovl)", "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB");
     size_t largest = threads_only ? max : 0;
     for (size_t n = 1000; n <= max && !threads_only; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
         if (json)
             std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
+                        "\"query_set_ns\": %.1f, \"query_set\": %zu, "
                         "\"floor_overlapped_ns\": %.1f, \"floor_dependent_ns\": %.1f, \"copy_ns\": %.1f, \"batch_item_ns\": %.1f, "
                         "\"bytes_per_live\": %.0f, \"anon_huge_kib\": %zu}",
-                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns,
-                        r.batch_ns, r.bytes_per_live, r.huge_kib);
+                        sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.query_set_ns, std::min(kSet, r.live),
+                        r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
         else
-            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns, r.query_ns,
-                        r.query_cpu_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
+            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns,
+                        r.query_ns, r.query_cpu_ns, r.query_set_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns,
+                        r.batch_ns, r.bytes_per_live, r.huge_kib);
         std::fflush(stdout);
         sep = ",";
         largest = n;
