@@ -640,11 +640,15 @@ AllocationRecord Context::query(const void *ptr) const
     return r;
 }
 
-AllocationRecord Context::range_owner(const void *ptr, size_t size) const
+AllocationRecord Context::range_owner(const void *ptr, size_t size, bool head) const
 {
     if (size == 0)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "size is 0", "give the number of bytes of the range");
-    AllocationRecord r = query(ptr);
+    AllocationRecord r;
+    if (!head)
+        r = query(ptr);
+    else if (!registry_.find_head(ptr, r))
+        query(ptr); // throws the query's error
     const size_t offset = static_cast<size_t>(static_cast<const char *>(ptr) - static_cast<const char *>(r.base));
     if (size > r.size - offset)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
@@ -768,7 +772,7 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
         if (!a.ptr)
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has a NULL pointer", i),
                         "declare ranges inside tidal allocations");
-        const AllocationRecord r = range_owner(a.ptr, a.size);
+        const AllocationRecord r = range_owner(a.ptr, a.size, true); // a range's owner reads the head alone
         // Elastic memory moves for a device (mapped, copied in); the host cannot touch it.
         const bool chunks = r.kind == TIDAL_KIND_ELASTIC && a.device != TIDAL_DEVICE_HOST;
         any_managed = any_managed || TIDAL_KIND_IS_MANAGED(r.kind);

@@ -129,8 +129,9 @@ private:
     // Waits for `stream` before `record`'s unpooled memory is freed; puts the record back if
     // that fails. Out of line: inside release() it cost the pooled path 2 instructions a call.
     [[gnu::noinline]] void synchronize_before_free(const AllocationRecord &record, const pool::StreamHandle &stream);
-    // The allocation holding [ptr, ptr+size), or an error saying why there is none.
-    AllocationRecord range_owner(const void *ptr, size_t size) const;
+    // The allocation holding [ptr, ptr+size), or an error saying why there is none. `head`:
+    // only the record's head need be filled (AllocationRegistry::find_head; a declaration).
+    AllocationRecord range_owner(const void *ptr, size_t size, bool head = false) const;
     // At destroy: lists what is still live (log, and the snapshot when [telemetry] stats is set).
     void report_leaks(const std::vector<AllocationRecord> &leaked) noexcept;
     // range_owner, and INVALID_ARGUMENT unless it is elastic memory.

@@ -96,11 +96,11 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::add_node(Shard &s, Slo
     const uintptr_t base = addr(record.base);
     if (!Index::indexable(base, record.size)) {
         unindexed_.store(true, std::memory_order_relaxed);
-        return s.slots.emplace_hint(hint, base, Slot{record, true});
+        return s.slots.emplace_hint(hint, base, Slot{true, record});
     }
     Index::Bucket &bucket = index_.bucket(base);
     bucket.reserve(bucket.size() + 1); // the throwing steps first: nothing has changed yet
-    const auto it = s.slots.emplace_hint(hint, base, Slot{record, true});
+    const auto it = s.slots.emplace_hint(hint, base, Slot{true, record});
     bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), base,
                                    [](const Index::Member &m, uintptr_t b) { return m.base < b; }),
                   Index::Member{base, &it->second});
@@ -244,9 +244,14 @@ AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_
 // compiler may read a plain pointer twice and see two values); the record is copied as plain
 // bytes (nine vector moves: a word-by-word volatile copy cost 100 more instructions per query)
 // and looked at only after the check. Out of line: the attribute must not be inlined away.
+template <size_t Bytes>
 [[gnu::noinline, gnu::no_sanitize("thread")]] bool AllocationRegistry::read_hinted(uintptr_t a,
                                                                                  AllocationRecord *out) const noexcept
 {
+    static_assert(Bytes == sizeof(AllocationRecord) || Bytes == kRecordHead);
+    static_assert(offsetof(AllocationRecord, base) < kRecordHead && offsetof(AllocationRecord, size) < kRecordHead &&
+                      offsetof(AllocationRecord, advice) < kRecordHead,
+                  "the head holds what contains() and a declaration read");
     const Shard &s = shards_[shard_of(a)];
     const uint64_t seq = s.mutex.read_begin();
     if (ShardLock::writing(seq))
@@ -272,16 +277,17 @@ AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_
     // A hint's node stays a node of this registry's arena whatever happened to it since (nodes
     // are never given back), so these loads read mapped memory even when the hint is stale.
     static_assert(std::is_trivially_copyable_v<AllocationRecord>);
-    std::memcpy(static_cast<void *>(out), &hint->record, sizeof *out);
+    std::memcpy(static_cast<void *>(out), &hint->record, Bytes);
     const unsigned char live = *reinterpret_cast<const volatile unsigned char *>(&hint->live);
     return s.mutex.read_valid(seq) && live && out->contains(reinterpret_cast<const void *>(a));
 }
 
-bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
+bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy, size_t bytes) const
 {
     if (unindexed_.load(std::memory_order_relaxed) || a >= Index::kLimit) [[unlikely]]
         return scan_into(a, r, vacancy);
-    if (read_hinted(a, &r)) // the common case: a page queried (or allocated) before
+    // The common case: a page queried (or allocated) before.
+    if (bytes == kRecordHead ? read_hinted<kRecordHead>(a, &r) : read_hinted<sizeof(AllocationRecord)>(a, &r))
         return true;
     Vacancy around{(a >> Index::kGranuleBits) << Index::kGranuleBits, 0};
     switch (lookup(a, &r, &around, vacancy != nullptr)) {

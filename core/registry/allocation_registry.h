@@ -24,6 +24,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -66,6 +67,16 @@ public:
     // The same into the caller's record (left unspecified when false): a query copies the
     // record once, where the optional costs a copy more on the way out.
     bool find(const void *p, AllocationRecord &out) const { return find_interior(reinterpret_cast<uintptr_t>(p), out); }
+    // The record's head: base through advice, all a declaration reads (RangeOwner). At 10^4
+    // declared ranges each record is a cache miss; its head is one or two lines of the node
+    // where the whole record is three or four.
+    static constexpr size_t kRecordHead = offsetof(AllocationRecord, alignment);
+    // find() that copies only the record's head into `out` when it finds it through a page
+    // hint (the rest of `out` is then left as the caller had it); the whole record otherwise.
+    bool find_head(const void *p, AllocationRecord &out) const
+    {
+        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, kRecordHead);
+    }
     // For a caller looking up many addresses in turn: starts loading what find(p) reads first
     // (p's page hints), and then, once those have arrived, the record they name. Call the first
     // some lookups ahead of find(p) and the second about half as far ahead. Only loads.
@@ -99,8 +110,10 @@ private:
     static constexpr size_t kDeadSlack = 256;
 
     struct Slot {
-        AllocationRecord record;
+        // First, beside the record's head: a declaration's lookup reads both from the same
+        // 64 bytes (find_head).
         bool live = false;
+        AllocationRecord record;
         // covers_written_ just after this slot's covers were written: while the count has not
         // moved, no other allocation wrote covers, so a revival at the same size finds its own.
         uint64_t covered_at = 0;
@@ -159,13 +172,16 @@ private:
     Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around, bool want_end) const;
     // The exact base `c` (named by a cover) when live and containing `a`.
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
-    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy = nullptr) const;
+    // `bytes`: how much of the record a page hint's reader copies (sizeof, or kRecordHead).
+    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy = nullptr,
+                       size_t bytes = sizeof(AllocationRecord)) const;
     bool scan_into(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const; // scan_shards, into `out`
     // The record of the live allocation that a's page hint names, if it contains `a`, read
     // without a lock: false when there is no such hint or a writer of a's shard came by (then
-    // lookup() decides, under the lock, and *out holds nothing of use). Two cache lines and the
-    // record's, and no store to memory another thread reads.
-    bool read_hinted(uintptr_t a, AllocationRecord *out) const noexcept;
+    // lookup() decides, under the lock, and *out holds nothing of use). Copies the record's
+    // first `Bytes` (all of it, or its head). Two cache lines and the record's, and no store to
+    // memory another thread reads.
+    template <size_t Bytes> bool read_hinted(uintptr_t a, AllocationRecord *out) const noexcept;
     // Every shard's map: for an address beyond the index, and for a vacancy's end that lies
     // outside the address's granule.
     std::optional<AllocationRecord> scan_shards(uintptr_t a, Vacancy *vacancy) const;

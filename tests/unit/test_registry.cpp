@@ -839,3 +839,44 @@ TEST_CASE("index: lock-free queries through either hint of a page never return a
         return true;
     });
 }
+
+TEST_CASE("registry find_head: a declaration's lookup fills the record's head, through a page hint or the lock")
+{
+    AllocationRegistry reg;
+    // Three small blocks of one page: a page keeps two hints, so one of them is found through
+    // the bucket under the lock (the whole record) and the others through a hint (the head).
+    const uintptr_t page = 0x7f7200000000;
+    for (int k = 0; k < 3; ++k) {
+        AllocationRecord r = record(page + 0x100 * static_cast<uintptr_t>(k), 0x100);
+        r.device = k;
+        r.advice = 0x10u << k;
+        std::memset(r.tag, 'a' + k, sizeof r.tag - 1);
+        r.runtime_device = 7 + k;
+        r.hints = 0x40u + static_cast<uint32_t>(k);
+        r.alignment = 4096;
+        reg.insert(r);
+    }
+    for (int round = 0; round < 2; ++round)
+        for (int k = 0; k < 3; ++k) {
+            const uintptr_t base = page + 0x100 * static_cast<uintptr_t>(k);
+            AllocationRecord full, head;
+            REQUIRE(reg.find(at(base + 0x80), full));
+            REQUIRE(reg.find_head(at(base + 0x80), head));
+            CHECK(head.base == full.base);
+            CHECK(head.size == full.size);
+            CHECK(head.raw == full.raw);
+            CHECK(head.kind == full.kind);
+            CHECK(head.device == full.device);
+            CHECK(head.runtime_device == 7 + k);
+            CHECK(head.hints == 0x40u + static_cast<uint32_t>(k));
+            CHECK(head.advice == full.advice);
+            CHECK(std::memcmp(&head, &full, AllocationRegistry::kRecordHead) == 0);
+        }
+    AllocationRecord r;
+    CHECK_FALSE(reg.find_head(at(page + 0x300), r)); // one past the last block
+    CHECK_FALSE(reg.find_head(at(0x1000), r));       // never indexed
+    REQUIRE(reg.remove(at(page + 0x100), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK_FALSE(reg.find_head(at(page + 0x180), r)); // freed: its hint names a dead node
+    CHECK(reg.find_head(at(page + 0x280), r));
+    CHECK(r.base == at(page + 0x200));
+}

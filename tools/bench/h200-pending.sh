@@ -49,7 +49,9 @@ done
 step copy-sweep 300 "$B/tools/bench/copy-bandwidth" --sweep --reps 5 --json
 # Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 187-380 ns in
 # session 8; over a fixed working set, query(set), 29-77 ns) beside the machine's floors for the
-# same lookups; tidal_declare per range (1.44-2.15x from 10 to 10^4 ranges in session 8's five runs).
+# same lookups; tidal_declare per range (1.44-2.15x from 10 to 10^4 ranges in session 8's five runs,
+# the 10^4 row the high one; declarations have copied only the record's head since, which cut the
+# simulated last-level misses per range at 10^4 from 8.7 to 6.5: not yet timed here).
 step scaling-sizes 400 "$B/tools/bench/scaling" --runtime cuda --max 1000000 --reps 3 --json
 echo "failed steps: $failed"
 exit "$failed"
