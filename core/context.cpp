@@ -884,8 +884,8 @@ void Context::copy(void *dst, const void *src, size_t size, void *stream)
 elastic::CopyEnds Context::elastic_ends(const void *dst, const void *src) const
 {
     auto base = [this](const void *p) -> const void * {
-        AllocationRecord r;
-        return registry_.find(p, r) && r.kind == TIDAL_KIND_ELASTIC ? r.base : nullptr;
+        AllocationRecord r; // base and kind are in the record's head: the rest is not copied
+        return registry_.find_head(p, r) && r.kind == TIDAL_KIND_ELASTIC ? r.base : nullptr;
     };
     return {base(dst), base(src)};
 }

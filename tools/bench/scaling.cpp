@@ -221,12 +221,15 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
             check(tidal_free(ctx, p), "tidal_free");
         }
     });
+    auto query_each = [ctx](const std::vector<const char *> &addresses, size_t k) {
+        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+        for (size_t i = 0; i < k; ++i)
+            check(tidal_pointer_query(ctx, addresses[i], &info), "tidal_pointer_query");
+    };
     std::vector<double> cpu;
     row.query_ns = per_call_ns(reps, calls, [&](size_t k) {
-        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
         const double c0 = thread_cpu_seconds();
-        for (size_t i = 0; i < k; ++i)
-            check(tidal_pointer_query(ctx, interior[i], &info), "tidal_pointer_query");
+        query_each(interior, k);
         cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
     row.query_cpu_ns = tidal_bench::median(cpu);
@@ -237,11 +240,7 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     std::vector<const char *> in_set(calls);
     for (size_t i = 0; i < calls; ++i)
         in_set[i] = live[(order[i] % set) * n / set] + 1 + i % (kBlock - 1);
-    row.query_set_ns = per_call_ns(reps, calls, [&](size_t k) {
-        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
-        for (size_t i = 0; i < k; ++i)
-            check(tidal_pointer_query(ctx, in_set[i], &info), "tidal_pointer_query");
-    });
+    row.query_set_ns = per_call_ns(reps, calls, [&](size_t k) { query_each(in_set, k); });
     row.floor = floor_ns(n, order, reps);
     row.copy_ns = per_call_ns(reps, calls, [&](size_t k) {
         for (size_t i = 0; i < k; ++i)
