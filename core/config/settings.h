@@ -178,7 +178,12 @@ struct MigrationSettings {
     bool parallel_eviction = false;
     // A lookahead's moves wait this long for the application's next tidal call before they start
     // (0: at once): the driver's prefetch call holds up kernel launches made while it runs.
-    uint32_t lookahead_hold_us = 200;
+    // H200, overlap scenario, interleaved in one call: 1.022-1.032x max(transfer, compute) with
+    // 50, 1.073 with 200, 1.32-1.34 with 0; the stream's lookahead row 0.99-1.02x with any on
+    // machines in its fast state, and on one between states 1.016-1.020 with 50 against
+    // 0.933-0.936 with 200 (results/2026-12-02-h200-session9, calls 2-4). Held longer, the move
+    // starts later than the kernel it should overlap, or the next step, needs.
+    uint32_t lookahead_hold_us = 50;
     // A worker whose jobs come at a steady pace (declarations in a loop) waits for the next one
     // spinning, up to 1.25x the last gap between them and never longer than this (0: it sleeps
     // at once). Woken from sleep, a worker on the H200 issued an elastic chunk's copy ~0.2 ms

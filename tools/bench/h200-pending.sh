@@ -37,8 +37,10 @@ nvidia-smi --query-gpu=name,memory.used,memory.total,driver_version --format=csv
 date -u > "$OUT/date.txt"
 
 # Issue 17: the managed stream's per-64 MiB lookahead row against one whole-range prefetch
-# (>= 0.95x). Sessions 7-8: 0.86-1.03x; runs under 0.95x are (all but one) those whose declarations wait
-# ~1 ms a step in the driver behind tidal's prefetch call (results/2026-12-02-h200-session8).
+# (>= 0.95x). Sessions 7-9: 0.86-1.03x; runs under 0.95x are (all but one) those whose declarations wait
+# ~1 ms a step in the driver behind tidal's prefetch call (results/2026-12-02-h200-session8), and a
+# machine stays in that state for the whole call (session 9: 2 of 6 met on one, 14 of 14 on two
+# others). The default hold is 50 µs since session 9 (200 before): not yet measured in that state.
 # Four runs with timelines say which state each run was in.
 M="$B/tools/bench/migration-scenarios --runtime cuda --no-sweeps --scenario stream"
 for round in 1 2 3 4; do
@@ -48,10 +50,9 @@ done
 # one row, 512 MiB at 0.73x once in session 8; device->host at 16-32 MiB is the weak one).
 step copy-sweep 300 "$B/tools/bench/copy-bandwidth" --sweep --reps 5 --json
 # Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 187-380 ns in
-# session 8; over a fixed working set, query(set), 29-77 ns) beside the machine's floors for the
-# same lookups; tidal_declare per range (1.44-2.15x from 10 to 10^4 ranges in session 8's five runs,
-# the 10^4 row the high one; declarations have copied only the record's head since, which cut the
-# simulated last-level misses per range at 10^4 from 8.7 to 6.5: not yet timed here).
+# session 8; over a fixed working set, query(set), 21-77 ns) beside the machine's floors for the
+# same lookups; tidal_declare per range (1.21-2.02x from 10 to 10^4 ranges in session 9's nine runs,
+# six met 1.5x; the high row the 10^4 one or the 10-range one; the table is timed in rounds since).
 step scaling-sizes 400 "$B/tools/bench/scaling" --runtime cuda --max 1000000 --reps 3 --json
 echo "failed steps: $failed"
 exit "$failed"
