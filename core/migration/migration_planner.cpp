@@ -122,20 +122,23 @@ tidal_prefetch_request MigrationPlanner::request(const DeclaredRange &r, bool lo
 void MigrationPlanner::add(DeclarationPlan &plan, const DeclaredRange &r, bool lookahead, const Residency &resident,
                            const Tiling &tiling) const
 {
-    const PrefetchDecision decision = chain_.plan_prefetch(request(r, lookahead));
-    if (decision.plan.action == TIDAL_PREFETCH_SKIP)
+    // With no policy planning prefetches (the default chain) the plan is the core's, and the
+    // request, built per range, is not needed.
+    const PrefetchDecision decision = chain_.plans_prefetch() ? chain_.plan_prefetch(request(r, lookahead))
+                                                              : PolicyChain::core_prefetch();
+    if (decision.action == TIDAL_PREFETCH_SKIP)
         return;
     units(r, tiling, plan.spans);
     for (const UnitSpan &u : plan.spans) {
         if (const auto *s = plan.named(u.start)) {
-            plan.devices[s->first].needs[s->second].advice_set |= decision.plan.advice_set;
+            plan.devices[s->first].needs[s->second].advice_set |= decision.advice_set;
             continue;
         }
         const size_t index = plan.device_index(r.device);
         DevicePlan *d = &plan.devices[index];
         const bool move = !resident(u.start, r.device);
         plan.name(u.start, index, d->needs.size());
-        d->needs.push_back(Need{u.start, u.size, &r, decision.plan.chunk_size, decision.plan.advice_set, move, u.tracked});
+        d->needs.push_back(Need{u.start, u.size, &r, decision.chunk_size, decision.advice_set, move, u.tracked});
         d->incoming += move ? u.size : 0;
     }
 }

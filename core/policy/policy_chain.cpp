@@ -125,6 +125,7 @@ PolicyChain::PolicyChain(const Settings &settings, const tidal_policy_system *sy
         plugins_.push_back(std::make_unique<PolicyPlugin>(name, locate(settings, name, i), options,
                                                           settings.source, system_,
                                                           settings.security.allow_writable_plugins));
+        plans_prefetch_ = plans_prefetch_ || plugins_.back()->can_plan_prefetch();
     }
 }
 
@@ -293,17 +294,23 @@ std::optional<Decision> PolicyChain::recover(const tidal_error_event &event) con
     return retry;
 }
 
+PrefetchDecision PolicyChain::core_prefetch() noexcept
+{
+    PrefetchDecision d;
+    d.planned_by = CoreDefaults::kName;
+    return d;
+}
+
 PrefetchDecision PolicyChain::plan_prefetch(const tidal_prefetch_request &request) const
 {
+    if (!plans_prefetch_)
+        return core_prefetch();
     tidal_prefetch_plan blank{};
     blank.struct_size = sizeof(blank);
     const auto answer =
         first_answer(plugins_, &PolicyPlugin::can_plan_prefetch, &PolicyPlugin::plan_prefetch, request, blank);
-    if (!answer) {
-        tidal_prefetch_plan out = blank;
-        out.action = TIDAL_PREFETCH_MIGRATE;
-        return PrefetchDecision{out, CoreDefaults::kName};
-    }
+    if (!answer)
+        return core_prefetch();
     const tidal_prefetch_plan &out = answer->out;
     const std::string who = policy_name(*answer->plugin);
     if (answer->verdict == TIDAL_POLICY_REFUSE)
@@ -327,7 +334,7 @@ PrefetchDecision PolicyChain::plan_prefetch(const tidal_prefetch_request &reques
         throw Error(TIDAL_ERROR_PLUGIN,
                     fmt::format("{} planned a chunk of {} bytes, not a multiple of 4 KiB", who, out.chunk_size),
                     "use 0 for the configured chunk size, or whole pages");
-    return PrefetchDecision{out, answer->plugin->name().c_str()};
+    return PrefetchDecision{action, out.chunk_size, out.advice_set, answer->plugin->name().c_str()};
 }
 
 std::vector<size_t> PolicyChain::evict(const tidal_evict_request &request, const char **who_out) const

@@ -13,9 +13,12 @@
 
 namespace tidal {
 
-// What the chain planned for one declared or prefetched managed range.
+// What the chain planned for one declared or prefetched managed range: the fields of a
+// tidal_prefetch_plan the core acts on (its 128-byte reason only goes into error messages).
 struct PrefetchDecision {
-    tidal_prefetch_plan plan{};
+    int32_t action = TIDAL_PREFETCH_MIGRATE;
+    uint64_t chunk_size = 0; // bytes per runtime call; 0 = the configured chunk size
+    uint32_t advice_set = 0;
     const char *planned_by = ""; // instance name or "core"
 };
 
@@ -38,6 +41,10 @@ public:
     std::optional<Decision> recover(const tidal_error_event &event) const;
     // A validated prefetch plan; the core's default migrates with the configured chunk size.
     PrefetchDecision plan_prefetch(const tidal_prefetch_request &request) const;
+    // Whether any policy answers plan_prefetch. When none does, every plan is the core's
+    // default, and a caller with many ranges need not build a request for each.
+    bool plans_prefetch() const noexcept { return plans_prefetch_; }
+    static PrefetchDecision core_prefetch() noexcept;
     // Candidate indices in eviction order, validated (in range, each at most once). The core's
     // default is least recently used first. `who` gets the deciding policy's name.
     std::vector<size_t> evict(const tidal_evict_request &request, const char **who) const;
@@ -54,6 +61,7 @@ private:
 
     const tidal_policy_system *system_;
     std::vector<std::unique_ptr<PolicyPlugin>> plugins_;
+    bool plans_prefetch_ = false;
 };
 
 } // namespace tidal
