@@ -303,8 +303,6 @@ PrefetchDecision PolicyChain::core_prefetch() noexcept
 
 PrefetchDecision PolicyChain::plan_prefetch(const tidal_prefetch_request &request) const
 {
-    if (!plans_prefetch_)
-        return core_prefetch();
     tidal_prefetch_plan blank{};
     blank.struct_size = sizeof(blank);
     const auto answer =
