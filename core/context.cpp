@@ -648,7 +648,7 @@ AllocationRecord Context::range_owner(const void *ptr, size_t size, bool head) c
     if (!head)
         r = query(ptr);
     else if (!registry_.find_head(ptr, r))
-        query(ptr); // throws the query's error
+        r = query(ptr); // the whole record, or the query's error
     const size_t offset = static_cast<size_t>(static_cast<const char *>(ptr) - static_cast<const char *>(r.base));
     if (size > r.size - offset)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT,

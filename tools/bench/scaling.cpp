@@ -259,12 +259,12 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     return row;
 }
 
-// ns per range of tidal_declare naming n managed allocations (after one that moved them), in
-// the steady state: a repetition makes enough calls to name ~10^5 ranges in all (at least one
+// ns per range of one repetition of tidal_declare naming n managed allocations (after one that
+// moved them), in the steady state: enough calls to name ~10^5 ranges in all (at least one
 // call), after as many untimed. One call per repetition measured code still cold from the move
 // before it: at 10 ranges the first calls cost ~330, 180, 175 ns a range and later ones ~150
 // (simulated device). The caller takes the repetitions of all sizes in rounds (see main).
-double declare_ns(const std::string &runtime, size_t n, int reps)
+double declare_ns(const std::string &runtime, size_t n)
 {
     tidal_context *ctx = open(runtime);
     const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_MANAGED);
@@ -282,7 +282,7 @@ double declare_ns(const std::string &runtime, size_t n, int reps)
             check(tidal_declare(ctx, nullptr, acc.data(), n, 0), "tidal_declare");
     };
     declare_all(0); // warm-up
-    const double ns = per_call_ns(reps, n * calls, declare_all);
+    const double ns = per_call_ns(1, n * calls, declare_all);
     check(tidal_declare(ctx, nullptr, nullptr, 0, 0), "tidal_declare"); // end the phase
     release(ctx, live);
     tidal_context_destroy(ctx);
@@ -460,18 +460,18 @@ int main(int argc, char **argv)
         std::printf("%10s %12s\n", "ranges", "declare");
     }
     sep = "";
-    // In rounds, one repetition of each size per round (each in a context of its own, as
-    // before), the median per size over the rounds: timed one size after the other, a
-    // disturbance of the host lasting a fraction of a second fell on every repetition of one
-    // row (the H200's host, session 9: the 10-range row read 1.0-2.0x the 100-range row from
-    // run to run), where in rounds it falls on one repetition of each.
+    // In rounds, one repetition of each size per round (each in a context of its own), the
+    // median per size over the rounds: timed one size after the other, a disturbance of the
+    // host lasting a fraction of a second fell on every repetition of one row (the H200's host,
+    // results/2026-12-02-h200-session9 call 1: the 10-range row read 0.9-2.0x the 100-range row
+    // from run to run), where in rounds it falls on one repetition of each.
     std::vector<size_t> ranges;
     for (size_t n = 10; n <= std::min<size_t>(max, 100000) && !threads_only; n *= 10)
         ranges.push_back(n);
     std::vector<std::vector<double>> declared(ranges.size());
     for (int round = 0; round < reps; ++round)
         for (size_t k = 0; k < ranges.size(); ++k)
-            declared[k].push_back(declare_ns(runtime, ranges[k], 1));
+            declared[k].push_back(declare_ns(runtime, ranges[k]));
     for (size_t k = 0; k < ranges.size(); ++k) {
         const double ns = tidal_bench::median(declared[k]);
         if (json)
