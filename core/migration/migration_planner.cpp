@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "status/error.h"
 
@@ -39,36 +40,66 @@ void DeclarationPlan::reset()
     }
     devices.clear();
     seen_.clear();
-    ordered_ = true;
-    last_ = 0;
+    runs_.clear();
+    current_ = 0;
+    last_ = ceiling_ = 0;
+    hashed_ = false;
 }
 
 void DeclarationPlan::fill_seen()
 {
-    ordered_ = false;
+    hashed_ = true;
+    ceiling_ = 0;
     for (size_t d = 0; d < devices.size(); ++d)
         for (size_t n = 0; n < devices[d].needs.size(); ++n)
             seen_.try_emplace(devices[d].needs[n].start, std::pair{d, n});
 }
 
-const std::pair<size_t, size_t> *DeclarationPlan::named(uintptr_t start)
+size_t DeclarationPlan::slot_among_runs(uintptr_t start) const noexcept
 {
-    if (ordered_) {
-        if (start > last_)
+    const auto above = std::upper_bound(runs_.begin(), runs_.end(), start, [](uintptr_t s, const Run &r) { return s < r.lo; });
+    if (above != runs_.begin() && std::prev(above)->hi >= start)
+        return kInside;
+    return static_cast<size_t>(above - runs_.begin());
+}
+
+const std::pair<size_t, size_t> *DeclarationPlan::named_elsewhere(uintptr_t start)
+{
+    if (!hashed_) {
+        if (slot_among_runs(start) != kInside)
             return nullptr;
         fill_seen();
     }
     return seen_.find(start);
 }
 
-void DeclarationPlan::name(uintptr_t start, size_t device, size_t need)
+void DeclarationPlan::name_elsewhere(uintptr_t start, size_t device, size_t need)
 {
-    if (ordered_ && start > last_) {
-        last_ = start;
-        return;
-    }
-    if (ordered_)
+    if (!hashed_) {
+        const size_t i = slot_among_runs(start);
+        if (i != kInside) {
+            // Between runs i - 1 and i: the current run grows to it when the last start was at
+            // that end of the run (a run keeps its direction: blocks rising within slabs that
+            // fall must not join the slab above), otherwise a run starts.
+            if (i > 0 && i - 1 == current_ && runs_[i - 1].hi == last_) {
+                runs_[i - 1].hi = last_ = start;
+                rise_from(i - 1);
+                return;
+            }
+            if (i < runs_.size() && i == current_ && runs_[i].lo == last_) {
+                runs_[i].lo = last_ = start;
+                ceiling_ = 0; // falling: the next start down takes this path again
+                return;
+            }
+            if (runs_.size() < kMaxRuns) {
+                runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i), Run{start, start});
+                last_ = start;
+                rise_from(i);
+                return;
+            }
+        }
         fill_seen();
+    }
     seen_.try_emplace(start, std::pair{device, need});
 }
 

@@ -91,9 +91,18 @@ struct DeclarationPlan {
     std::vector<std::vector<Need>> spare; // needs' buffers of an earlier call, for new device plans
 
     // The (device, need) that names the unit at `start`, if a range of this call named it.
-    const std::pair<size_t, size_t> *named(uintptr_t start);
+    const std::pair<size_t, size_t> *named(uintptr_t start)
+    {
+        return rises_past_current(start) ? nullptr : named_elsewhere(start);
+    }
     // The unit at `start`, named for the first time, is need `need` of device plan `device`.
-    void name(uintptr_t start, size_t device, size_t need);
+    void name(uintptr_t start, size_t device, size_t need)
+    {
+        if (rises_past_current(start))
+            runs_[current_].hi = last_ = start;
+        else
+            name_elsewhere(start, device, need);
+    }
 
     // The plan of `device`, made (last) if the plan has none yet.
     size_t device_index(int32_t device);
@@ -102,12 +111,34 @@ struct DeclarationPlan {
     void reset();
 
 private:
-    // While units are named in increasing address order (ranges declared in address order) none
-    // can have been named before, and seen_ is not written: it was a random write per range
-    // into a table of ~1 MB at 10^4 ranges. The first unit out of order fills it from the needs.
-    bool ordered_ = true;
-    uintptr_t last_ = 0;
-    AddressTable<std::pair<size_t, size_t>> seen_; // unit start -> (device, need), once out of order
+    // Units named in a few runs of increasing (or decreasing) addresses need no table: a start
+    // outside every run's [first, last] cannot have been named, and seen_ is not written (a
+    // random write per range into a table of ~1 MB at 10^4 ranges). Ranges declared in address
+    // order form one run; pooled blocks in allocation order one per slab (10 at 10^4 blocks of
+    // 4 KiB). A start inside a run, or more than kMaxRuns runs, fills seen_ from the needs.
+    struct Run {
+        uintptr_t lo, hi;
+    };
+    static constexpr size_t kMaxRuns = 64;
+    std::vector<Run> runs_; // disjoint, by address
+    size_t current_ = 0;    // the run the last start joined
+    uintptr_t last_ = 0;    // that start
+    uintptr_t ceiling_ = 0; // the run above when that run rises and its top is last_; else 0
+    bool hashed_ = false;
+    AddressTable<std::pair<size_t, size_t>> seen_; // unit start -> (device, need), once hashed_
+    // The usual case, inline: past the top of the rising run the last start joined, below the
+    // run above it.
+    bool rises_past_current(uintptr_t start) const noexcept { return last_ < start && start < ceiling_; }
+    void rise_from(size_t run) noexcept
+    {
+        current_ = run;
+        ceiling_ = run + 1 < runs_.size() ? runs_[run + 1].lo : UINTPTR_MAX;
+    }
+    const std::pair<size_t, size_t> *named_elsewhere(uintptr_t start);
+    void name_elsewhere(uintptr_t start, size_t device, size_t need);
+    // Where `start` would go among the runs: the index of the first run above it, or kInside.
+    static constexpr size_t kInside = ~size_t{0};
+    size_t slot_among_runs(uintptr_t start) const noexcept;
     void fill_seen();
 };
 

@@ -203,6 +203,86 @@ TEST_CASE("migration planner: overlapping ranges need each unit once, where it w
     CHECK(plan.devices[1].incoming == 8 * kMiB + 16 * kMiB);
 }
 
+// Names `order` as MigrationPlanner::add does (asks, then names a new unit as the next need of
+// device plan 0 or 1), checking each answer against a map of what was named before. Twice: the
+// second time after reset(), as a call after a call.
+void name_in_order(const std::vector<uintptr_t> &order)
+{
+    DeclarationPlan plan;
+    for (int call = 0; call < 2; ++call) {
+        std::map<uintptr_t, std::pair<size_t, size_t>> before;
+        for (size_t k = 0; k < order.size(); ++k) {
+            const uintptr_t start = order[k];
+            const auto *s = plan.named(start);
+            const auto it = before.find(start);
+            REQUIRE((s != nullptr) == (it != before.end()));
+            if (s) {
+                CHECK(*s == it->second);
+                continue;
+            }
+            const size_t device = plan.device_index(static_cast<int32_t>(k % 2));
+            const std::pair<size_t, size_t> at{device, plan.devices[device].needs.size()};
+            plan.name(start, at.first, at.second);
+            plan.devices[device].needs.push_back(Need{start, 4096, nullptr, 0, 0, true});
+            before[start] = at;
+        }
+        plan.reset();
+    }
+}
+
+TEST_CASE("migration planner: a declaration's plan knows every unit named before, in any order")
+{
+    constexpr uintptr_t kPage = 4096;
+    std::vector<uintptr_t> order;
+    SUBCASE("increasing, with a repeat at the end")
+    {
+        for (uintptr_t i = 0; i < 300; ++i)
+            order.push_back(kBase + i * kPage);
+        order.push_back(kBase + 17 * kPage);
+    }
+    SUBCASE("decreasing, with a repeat")
+    {
+        for (uintptr_t i = 300; i > 0; --i)
+            order.push_back(kBase + i * kPage);
+        order.push_back(kBase + 300 * kPage);
+    }
+    SUBCASE("increasing runs, each below the one before (blocks of slabs mapped downwards)")
+    {
+        for (uintptr_t slab = 10; slab > 0; --slab)
+            for (uintptr_t i = 0; i < 50; ++i)
+                order.push_back(kBase + slab * 1000 * kPage + i * kPage);
+        order.push_back(kBase + 5 * 1000 * kPage + 49 * kPage); // a repeat in an earlier run
+        order.push_back(kBase + 5 * 1000 * kPage + 50 * kPage); // new, past that run's end
+        order.push_back(kBase + 7 * 1000 * kPage + 3 * kPage);
+    }
+    SUBCASE("more runs than are kept apart, then repeats")
+    {
+        for (uintptr_t run = 0; run < 200; ++run)
+            for (uintptr_t i = 0; i < 3; ++i)
+                order.push_back(kBase + ((run * 7919) % 200) * 100 * kPage + i * kPage);
+        order.push_back(kBase + 3 * 100 * kPage + 2 * kPage);
+        order.push_back(kBase + 199 * 100 * kPage);
+    }
+    SUBCASE("two runs interleaved, then a start between two units named before")
+    {
+        for (uintptr_t i = 0; i < 40; ++i) {
+            order.push_back(kBase + i * 2 * kPage);
+            order.push_back(kBase + 1000 * kPage + i * 2 * kPage);
+        }
+        order.push_back(kBase + 3 * kPage);
+        order.push_back(kBase + 4 * kPage);
+    }
+    SUBCASE("a shuffled set, each start named about twice")
+    {
+        uint64_t x = 88172645463325252ull;
+        for (int i = 0; i < 2000; ++i) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            order.push_back(kBase + (x % 1000) * kPage);
+        }
+    }
+    name_in_order(order);
+}
+
 TEST_CASE("migration planner: the chain's plan decides skip, call size and advice")
 {
     const AllocationRecord read_mostly = allocation(kBase, 40 * kMiB, TIDAL_HINT_READ_MOSTLY);
