@@ -73,6 +73,25 @@ AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints
     return r;
 }
 
+
+// A vector kept per thread from call to call, for what a call builds per entry: a new one every
+// call was a heap block (mapped and unmapped again past glibc's mmap threshold) written cold.
+// Per thread, as the calls using it take no lock first; moved out while in use, so a call made
+// from inside one (a policy hook) builds its own. Past 8 MiB it is let go.
+template <typename T> struct KeptBuffer {
+    static inline thread_local std::vector<T> kept;
+    std::vector<T> *home = &kept; // one lookup of the thread's copy (a call into the loader)
+    std::vector<T> items{std::move(*home)};
+    KeptBuffer() = default;
+    KeptBuffer(const KeptBuffer &) = delete;
+    KeptBuffer &operator=(const KeptBuffer &) = delete;
+    ~KeptBuffer()
+    {
+        if (items.capacity() * sizeof(T) <= (size_t{8} << 20))
+            *home = std::move(items);
+    }
+};
+
 } // namespace
 
 Context::Context(Settings settings) : settings_(std::move(settings)), usage_(settings_.telemetry.tag_depth)
@@ -734,22 +753,11 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     }
     if (!accesses)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, "accesses is NULL with a count above 0", "pass an array of count entries");
-    const std::vector<tidal_access> entries = abi::read_array(accesses, count, "access");
-    // The ranges are built in a buffer kept from call to call: a new one every call was a
-    // heap block (mapped and unmapped again past glibc's mmap threshold) written cold. Per
-    // thread, as the call takes no lock before the scheduler's; moved out while in use, so a
-    // declaration made from inside this one (a policy hook) builds its own.
-    static constexpr size_t kKeptRanges = size_t{1} << 17; // 8 MiB: larger ones are let go
-    thread_local std::vector<DeclaredRange> kept;
-    struct GiveBack {
-        std::vector<DeclaredRange> ranges;
-        ~GiveBack()
-        {
-            if (ranges.capacity() <= kKeptRanges)
-                kept = std::move(ranges);
-        }
-    } buffer{std::move(kept)};
-    std::vector<DeclaredRange> &ranges = buffer.ranges;
+    KeptBuffer<tidal_access> read;
+    const std::vector<tidal_access> &entries = read.items;
+    abi::read_array(accesses, count, "access", read.items);
+    KeptBuffer<DeclaredRange> built;
+    std::vector<DeclaredRange> &ranges = built.items;
     ranges.clear();
     ranges.reserve(count);
     bool any_managed = false;

@@ -99,9 +99,10 @@ template <typename T> void write_out(T *caller, size_t given, const T &value) no
 }
 
 // A caller's array of `count` structs, stepped by the first entry's struct_size (a caller built
-// against another tidal.h steps by its own sizeof), each read as read_in does. Every entry must
-// carry the same struct_size. `noun` names one entry in messages ("access", "item").
-template <typename T> std::vector<T> read_array(const T *entries, size_t count, const char *noun)
+// against another tidal.h steps by its own sizeof), each read as read_in does, into `out`
+// (emptied first: a caller may keep one from call to call). Every entry must carry the same
+// struct_size. `noun` names one entry in messages ("access", "item").
+template <typename T> void read_array(const T *entries, size_t count, const char *noun, std::vector<T> &out)
 {
     // A count whose array could not fit in the address space is the caller's mistake (often a
     // negative number cast to size_t): refused before any entry is read or host memory asked for.
@@ -126,9 +127,9 @@ template <typename T> std::vector<T> read_array(const T *entries, size_t count, 
                     fmt::format("start each entry from {}", Growable<T>::init));
     if (too_many(std::max(stride, sizeof(T))))
         throw refuse_count(std::max(stride, sizeof(T)));
-    std::vector<T> out;
+    out.clear();
     try {
-        out.assign(count, Growable<T>::defaults());
+        out.reserve(count);
     } catch (const std::bad_alloc &) {
         throw Error(TIDAL_ERROR_OUT_OF_MEMORY,
                     fmt::format("no host memory for a copy of {} {} entries ({} bytes)", count, Growable<T>::name,
@@ -137,13 +138,21 @@ template <typename T> std::vector<T> read_array(const T *entries, size_t count, 
     }
     const size_t known = std::min(stride, sizeof(T));
     for (size_t i = 0; i < count; ++i) {
-        std::memcpy(static_cast<void *>(&out[i]), bytes + i * stride, known);
-        if (out[i].struct_size != stride)
+        T entry = Growable<T>::defaults(); // the fields an older caller's struct lacks
+        std::memcpy(static_cast<void *>(&entry), bytes + i * stride, known);
+        if (entry.struct_size != stride)
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT,
-                        fmt::format("{} {} has struct_size {}, {} 0 has {}", noun, i, out[i].struct_size, noun, stride),
+                        fmt::format("{} {} has struct_size {}, {} 0 has {}", noun, i, entry.struct_size, noun, stride),
                         "every entry of one call has the same struct_size");
-        out[i].struct_size = sizeof(T);
+        entry.struct_size = sizeof(T);
+        out.push_back(entry);
     }
+}
+
+template <typename T> std::vector<T> read_array(const T *entries, size_t count, const char *noun)
+{
+    std::vector<T> out;
+    read_array(entries, count, noun, out);
     return out;
 }
 

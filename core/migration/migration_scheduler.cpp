@@ -469,6 +469,8 @@ void MigrationScheduler::make_room(const DevicePlan &plan)
 {
     const int32_t d = plan.device;
     DeviceState &ds = device(d);
+    if (ds.budget == 0)
+        return; // no budget: everything fits (and the elastic space's lock is not taken to count)
     std::vector<uintptr_t> keep; // made once room has to be made
     for (;;) {
         const uint64_t resident = resident_total(d);

@@ -60,6 +60,8 @@ uint64_t MigrationWorker::submit(std::function<void()> job, std::vector<Range> r
     }
     const auto now = std::chrono::steady_clock::now();
     queue_.push_back(Job{submitted_ + 1, std::move(job), std::move(ranges), hold.count() > 0, now + hold});
+    if (hold.count() > 0)
+        maybe_held_.store(true, std::memory_order_relaxed);
     const uint64_t seq = ++submitted_;
     if (submitted_ > 1) {
         previous_gap_ = gap_;
@@ -76,12 +78,15 @@ void MigrationWorker::release_locked()
     bool any = false;
     for (Job &job : queue_)
         any |= std::exchange(job.held, false);
+    maybe_held_.store(false, std::memory_order_relaxed);
     if (any)
         wake_.notify_all();
 }
 
 void MigrationWorker::release()
 {
+    if (!maybe_held_.load(std::memory_order_relaxed))
+        return;
     std::lock_guard lock(mutex_);
     release_locked();
 }

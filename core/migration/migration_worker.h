@@ -50,7 +50,9 @@ public:
     // `hold`: the job starts no sooner than this after being queued, unless released first.
     uint64_t submit(std::function<void()> job, std::vector<Range> ranges = {},
                     std::chrono::microseconds hold = std::chrono::microseconds{0});
-    // Held jobs may start now.
+    // Held jobs may start now. Takes no lock when none was held since the last release (a
+    // declaration calls it every time); a job submitted by another thread at the same moment
+    // may then stay held until its hold runs out.
     void release();
     // Waits until job `seq` (and all before it) has run. Rethrows a kept error.
     void wait(uint64_t seq);
@@ -83,6 +85,7 @@ private:
     };
     void release_locked();
     std::deque<Job> queue_;
+    std::atomic<bool> maybe_held_{false}; // a held job was queued since the last release (set under mutex_)
     Job running_; // its ranges, while the thread runs it
     // The thread's spin (see the constructor) and the pace submissions came at.
     std::chrono::microseconds spin_{0};
