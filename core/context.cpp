@@ -73,7 +73,6 @@ AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints
     return r;
 }
 
-
 // A vector kept per thread from call to call, for what a call builds per entry: a new one every
 // call was a heap block (mapped and unmapped again past glibc's mmap threshold) written cold.
 // Per thread, as the calls using it take no lock first; moved out while in use, so a call made
