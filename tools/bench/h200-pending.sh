@@ -40,7 +40,7 @@ date -u > "$OUT/date.txt"
 # (>= 0.95x). Sessions 7-9: 0.86-1.03x; runs under 0.95x are (all but one) those whose declarations wait
 # ~1 ms a step in the driver behind tidal's prefetch call (results/2026-12-02-h200-session8), and a
 # machine stays in that state for the whole call (session 9: 2 of 6 met on one, 14 of 14 on two
-# others). The default hold is 50 µs since session 9 (200 before): 16 of 17 runs met in sessions
+# others). The default hold is 50 µs since session 9 (200 before): 22 of 23 runs met in sessions
 # 9-10, none of them on a machine in that state for the whole call.
 # Four runs with timelines say which state each run was in.
 M="$B/tools/bench/migration-scenarios --runtime cuda --no-sweeps --scenario stream"
