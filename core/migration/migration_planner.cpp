@@ -78,14 +78,10 @@ void DeclarationPlan::name_elsewhere(uintptr_t start, size_t device, size_t need
     if (!hashed_) {
         const size_t i = slot_among_runs(start);
         if (i != kInside) {
-            // Between runs i - 1 and i: the current run grows to it when the last start was at
-            // that end of the run (a run keeps its direction: blocks rising within slabs that
-            // fall must not join the slab above), otherwise a run starts.
-            if (i > 0 && i - 1 == current_ && runs_[i - 1].hi == last_) {
-                runs_[i - 1].hi = last_ = start;
-                rise_from(i - 1);
-                return;
-            }
+            // Between runs i - 1 and i. Just above a rising current run was name()'s inline
+            // case. Just below the current run, when the last start was its bottom, the run
+            // grows down to it (a run keeps its direction: blocks rising within slabs that fall
+            // must not join the slab above); otherwise a run starts.
             if (i < runs_.size() && i == current_ && runs_[i].lo == last_) {
                 runs_[i].lo = last_ = start;
                 ceiling_ = 0; // falling: the next start down takes this path again

@@ -8,8 +8,9 @@
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
 // simulated device is host memory that nothing touches), and the process's memory on
 // transparent huge pages with them live. A second table: tidal_declare of N
-// single-allocation managed ranges in one call (per range), in allocation order and shuffled. Wall clock, median of --reps runs;
-// the query also in the thread's CPU time (a loaded machine's wall clock counts waits for a core).
+// single-allocation managed ranges in one call (per range), in allocation order and shuffled.
+// Wall clock, median of --reps runs; the query also in the thread's CPU time (a loaded
+// machine's wall clock counts waits for a core).
 // The query's addresses are computed before it is timed and read in order: picking them from
 // the array of N pointers at random was a cache miss of the benchmark's own at 10^6 (8 MB).
 //
