@@ -8,9 +8,10 @@
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
 // simulated device is host memory that nothing touches), and the process's memory on
 // transparent huge pages with them live. A second table: tidal_declare of N
-// single-allocation managed ranges in one call (per range), in allocation order and shuffled.
-// Wall clock, median of --reps runs; the query also in the thread's CPU time (a loaded
-// machine's wall clock counts waits for a core).
+// single-allocation managed ranges in one call (per range), in allocation order and shuffled,
+// the sizes' repetitions interleaved in short slices (see main).
+// Wall clock, median of --reps runs; the query and the declarations also in the thread's CPU
+// time (a loaded machine's wall clock counts waits for a core).
 // The query's addresses are computed before it is timed and read in order: picking them from
 // the array of N pointers at random was a cache miss of the benchmark's own at 10^6 (8 MB).
 //
@@ -21,8 +22,10 @@
 // readers' total calls/s, the churning threads' pairs/s, and the speed-up over one reader with
 // the same C churning. --seconds S: how long each row runs (default 2).
 //
-//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--seconds S] [--threads-only] [--json]
+//   scaling [--runtime sim] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--seconds S] [--threads-only]
+//           [--declare-only] [--json]
 // --quick: N = 10^3 and 10^4 only, fewer calls (the bench-smoke test); --max N: sizes up to N;
+// --declare-only: the declaration table alone;
 // --json: the same figures as one JSON object on stdout instead of the tables.
 // Public API only.
 #include <tidal/tidal.h>
@@ -34,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -48,6 +52,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char *kProgram = "scaling";
 constexpr size_t kBlock = 4096, kCopy = 64;
 constexpr size_t kSet = 1000; // the query(set) column's working set of allocations
+constexpr int kDeclareSlices = 10; // timed slices of each declaration row per round
 
 void check(tidal_status s, const char *what)
 {
@@ -261,42 +266,60 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     return row;
 }
 
-// ns per range of one repetition of tidal_declare naming n managed allocations (after one that
-// moved them), in the steady state: enough calls to name ~10^5 ranges in all (at least one
-// call), after as many untimed. One call per repetition measured code still cold from the move
-// before it: at 10 ranges the first calls cost ~330, 180, 175 ns a range and later ones ~150
-// (simulated device). The caller takes the repetitions of all sizes in rounds (see main).
+// One context whose n managed allocations one declaration names (after one that moved them),
+// kept for a round of slices. A slice is one untimed call, then enough timed calls to name
+// ~10^4 ranges (at least one): its wall clock and the thread's CPU time per range.
 // `shuffled`: the ranges named in a random order, not in the order they were allocated (which
 // rises through each of the pool's slabs: a declaration then needs no table of the units it
 // has named, see DeclarationPlan).
-double declare_ns(const std::string &runtime, size_t n, bool shuffled)
-{
-    tidal_context *ctx = open(runtime);
-    const std::vector<char *> live = allocate(ctx, n, TIDAL_KIND_MANAGED);
-    std::vector<tidal_access> acc(n);
-    for (size_t i = 0; i < n; ++i) {
-        acc[i] = TIDAL_ACCESS_INIT;
-        acc[i].ptr = live[i];
-        acc[i].size = kBlock;
-        acc[i].mode = TIDAL_ACCESS_READ_WRITE;
+class Declarer {
+  public:
+    Declarer(const std::string &runtime, size_t n, bool shuffled)
+        : ctx_(open(runtime)), live_(allocate(ctx_, n, TIDAL_KIND_MANAGED)), acc_(n),
+          calls_(std::max<size_t>(1, 10000 / n))
+    {
+        for (size_t i = 0; i < n; ++i) {
+            acc_[i] = TIDAL_ACCESS_INIT;
+            acc_[i].ptr = live_[i];
+            acc_[i].size = kBlock;
+            acc_[i].mode = TIDAL_ACCESS_READ_WRITE;
+        }
+        if (shuffled) {
+            std::mt19937_64 rng(n);
+            std::shuffle(acc_.begin(), acc_.end(), rng);
+        }
+        declare();
     }
-    if (shuffled) {
-        std::mt19937_64 rng(n);
-        std::shuffle(acc.begin(), acc.end(), rng);
+    Declarer(const Declarer &) = delete;
+    Declarer &operator=(const Declarer &) = delete;
+    ~Declarer()
+    {
+        check(tidal_declare(ctx_, nullptr, nullptr, 0, 0), "tidal_declare"); // end the phase
+        release(ctx_, live_);
+        tidal_context_destroy(ctx_);
     }
-    check(tidal_declare(ctx, nullptr, acc.data(), n, 0), "tidal_declare");
-    const size_t calls = std::max<size_t>(1, 100000 / n);
-    auto declare_all = [&](size_t) {
-        for (size_t c = 0; c < calls; ++c)
-            check(tidal_declare(ctx, nullptr, acc.data(), n, 0), "tidal_declare");
+    struct Slice {
+        double wall_ns, cpu_ns; // per range
     };
-    declare_all(0); // warm-up
-    const double ns = per_call_ns(1, n * calls, declare_all);
-    check(tidal_declare(ctx, nullptr, nullptr, 0, 0), "tidal_declare"); // end the phase
-    release(ctx, live);
-    tidal_context_destroy(ctx);
-    return ns;
-}
+    Slice slice()
+    {
+        declare();
+        const double c0 = thread_cpu_seconds();
+        const auto t0 = Clock::now();
+        for (size_t c = 0; c < calls_; ++c)
+            declare();
+        const double wall = seconds_since(t0), cpu = thread_cpu_seconds() - c0;
+        const auto ranges = static_cast<double>(calls_ * acc_.size());
+        return {wall * 1e9 / ranges, cpu * 1e9 / ranges};
+    }
+
+  private:
+    void declare() { check(tidal_declare(ctx_, nullptr, acc_.data(), acc_.size(), 0), "tidal_declare"); }
+    tidal_context *ctx_;
+    std::vector<char *> live_;
+    std::vector<tidal_access> acc_;
+    size_t calls_;
+};
 
 // What the reader threads call: interior queries alone, or each query followed by a tidal_copy
 // of 64 bytes between interior ranges of two live allocations, either pinned host memory (the
@@ -401,7 +424,7 @@ int main(int argc, char **argv)
     int reps = 5;
     unsigned readers = 0, churn = 2;
     double secs = 2.0;
-    bool quick = false, threads_only = false, json = false;
+    bool quick = false, threads_only = false, declare_only = false, json = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--runtime" && i + 1 < argc)
@@ -420,12 +443,19 @@ int main(int argc, char **argv)
             quick = true;
         else if (a == "--threads-only")
             threads_only = true;
+        else if (a == "--declare-only")
+            declare_only = true;
         else if (a == "--json")
             json = true;
         else {
-            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--seconds S] [--threads-only] [--json]\n");
+            std::fprintf(stderr, "usage: scaling [--runtime R] [--max N] [--quick] [--reps R] [--threads R] [--churn C] [--seconds S] "
+                                 "[--threads-only] [--declare-only] [--json]\n");
             return 2;
         }
+    }
+    if (threads_only && declare_only) {
+        std::fprintf(stderr, "scaling: --threads-only and --declare-only each leave out the other's table\n");
+        return 2;
     }
     if (quick) {
         max = std::min<size_t>(max, 10000);
@@ -441,11 +471,11 @@ int main(int argc, char **argv)
                     tidal_bench::json_escape(runtime).c_str(), reps, kBlock);
     else
         std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
-    if (!threads_only && !json)
+    if (!threads_only && !declare_only && !json)
         std::printf("%10s %12s %12s %12s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)",
                     "query(set)", "floor(ovl)", "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB");
     size_t largest = threads_only ? max : 0;
-    for (size_t n = 1000; n <= max && !threads_only; n *= 10) {
+    for (size_t n = 1000; n <= max && !threads_only && !declare_only; n *= 10) {
         const Row r = measure(runtime, n, calls, reps);
         if (json)
             std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
@@ -465,37 +495,57 @@ int main(int argc, char **argv)
     if (json) {
         std::printf("], \"declare\": [");
     } else if (!threads_only) {
-        std::printf("\n# tidal_declare of N single-allocation managed ranges in one call, repeated (~10^5 ranges a repetition): ns per range, median of %d rounds (a repetition of each size per round); the ranges in the order they were allocated, and shuffled\n", reps);
-        std::printf("%10s %12s %12s\n", "ranges", "declare", "shuffled");
+        std::printf("\n# tidal_declare of N single-allocation managed ranges in one call, repeated: ns per range, median of %d "
+                    "slices of ~10^4 ranges (%d rounds, the sizes' slices interleaved), wall clock and the thread's CPU time; "
+                    "the ranges in the order they were allocated, and shuffled\n",
+                    reps * kDeclareSlices, reps);
+        std::printf("%10s %12s %12s %12s %12s\n", "ranges", "declare", "declare(cpu)", "shuffled", "shuffled(cpu)");
     }
     sep = "";
-    // In rounds, one repetition of each size per round (each in a context of its own), the
-    // median per size over the rounds: timed one size after the other, a disturbance of the
-    // host lasting a fraction of a second fell on every repetition of one row (the H200's host,
-    // results/2026-12-02-h200-session9 call 1: the 10-range row read 0.9-2.0x the 100-range row
-    // from run to run), where in rounds it falls on one repetition of each.
+    // Interleaved: in each of --reps rounds, a context per size and order, all live at once,
+    // then kDeclareSlices slices of each in turn (each slice ~10^4 ranges, ~1-2 ms), the median per
+    // row over every slice of every round. Timed one size after the other, a change of the
+    // host's speed lasting a fraction of a second or more fell on whole rows: on the H200's host
+    // the rows of one run moved against each other by up to 1.5x (results/2026-12-02-h200-
+    // session10), and rounds of one ~10 ms repetition each did not cure it. Slices a millisecond
+    // or two long, in turn, give every row the same share of a slow spell. New contexts each
+    // round keep a context's own layout from deciding a row. The thread's CPU time is shown
+    // beside the wall clock: the wall clock also counts time the thread waited for a core.
     std::vector<size_t> ranges;
     for (size_t n = 10; n <= std::min<size_t>(max, 100000) && !threads_only; n *= 10)
         ranges.push_back(n);
-    std::vector<std::vector<double>> declared(ranges.size()), shuffled(ranges.size());
-    for (int round = 0; round < reps; ++round)
-        for (size_t k = 0; k < ranges.size(); ++k) {
-            declared[k].push_back(declare_ns(runtime, ranges[k], false));
-            shuffled[k].push_back(declare_ns(runtime, ranges[k], true));
-        }
+    const size_t rows = ranges.size() * 2; // row 2k: ranges[k] in order; 2k + 1: shuffled
+    std::vector<std::vector<double>> wall(rows), cpu(rows);
+    for (int round = 0; round < reps && rows; ++round) {
+        std::vector<std::unique_ptr<Declarer>> declarers;
+        for (size_t r = 0; r < rows; ++r)
+            declarers.push_back(std::make_unique<Declarer>(runtime, ranges[r / 2], r % 2 == 1));
+        for (auto &d : declarers) // the calls after a move run colder: one slice each, untimed
+            d->slice();
+        for (int s = 0; s < kDeclareSlices; ++s)
+            for (size_t i = 0; i < rows; ++i) { // each slice of the round starts at the next row
+                const size_t r = (i + static_cast<size_t>(s)) % rows;
+                const Declarer::Slice t = declarers[r]->slice();
+                wall[r].push_back(t.wall_ns);
+                cpu[r].push_back(t.cpu_ns);
+            }
+    }
     for (size_t k = 0; k < ranges.size(); ++k) {
-        const double ns = tidal_bench::median(declared[k]), mixed = tidal_bench::median(shuffled[k]);
+        const double ns = tidal_bench::median(wall[2 * k]), ns_cpu = tidal_bench::median(cpu[2 * k]);
+        const double mixed = tidal_bench::median(wall[2 * k + 1]), mixed_cpu = tidal_bench::median(cpu[2 * k + 1]);
         if (json)
-            std::printf("%s\n  {\"ranges\": %zu, \"declare_ns\": %.1f, \"declare_shuffled_ns\": %.1f}", sep, ranges[k], ns, mixed);
+            std::printf("%s\n  {\"ranges\": %zu, \"declare_ns\": %.1f, \"declare_cpu_ns\": %.1f, "
+                        "\"declare_shuffled_ns\": %.1f, \"declare_shuffled_cpu_ns\": %.1f, \"slices\": %zu}",
+                        sep, ranges[k], ns, ns_cpu, mixed, mixed_cpu, wall[2 * k].size());
         else
-            std::printf("%10zu %12.1f %12.1f\n", ranges[k], ns, mixed);
+            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f\n", ranges[k], ns, ns_cpu, mixed, mixed_cpu);
         sep = ",";
     }
     std::fflush(stdout);
     if (json)
         std::printf("], \"threads\": [");
     sep = "";
-    if (readers) {
+    if (readers && !declare_only) {
         const size_t n = largest ? largest : 1000;
         if (!json)
             std::printf("\n# %zu live; readers' calls/s (a query, or a query and a copy, count 2) while %u threads "

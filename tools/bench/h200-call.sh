@@ -1,0 +1,28 @@
+# Sourced by a session's run.sh on the GPU machine (device tool), from the repository root:
+# what every call shares. The release tree is carried in .device-out/$TREE (core/, policies/,
+# bench/, copied from a `meson setup -Dbuildtype=release` build), with the libraries the machine
+# lacks (libudev) in .device-out/lib. Each step's output goes to $OUT/w/NAME.txt (stderr to
+# NAME.err), and $OUT/results.tgz is rewritten after each step, so a call cut short by its limit
+# still brings back what finished.
+#   TREE=s11 source tools/bench/h200-call.sh
+#   step NAME SECONDS LIBDIR COMMAND...   (LIBDIR: the folder libtidal.so is taken from)
+set -u
+R=$(pwd)
+D=$R/.device-out/${TREE:?set TREE to the folder under .device-out}
+export TIDAL_RUNTIME=cuda TIDAL_RUNTIME_PATH=$D/core/runtime/cuda TIDAL_POLICY_PATH=$D/policies TIDAL_LOG_LEVEL=warn
+W=$OUT/w
+mkdir -p "$W"
+nvidia-smi --query-gpu=name,memory.used,memory.total,driver_version --format=csv > "$W/gpu.txt" 2>&1
+date -u > "$W/date.txt"
+lscpu > "$W/lscpu.txt" 2>&1
+uptime > "$W/uptime.txt"
+step() {
+    local name=$1 limit=$2 libdir=$3
+    shift 3
+    local t0
+    t0=$(date +%s)
+    echo "== $name"
+    LD_LIBRARY_PATH=$R/.device-out/lib:$libdir timeout "$limit" "$@" > "$W/$name.txt" 2> "$W/$name.err"
+    echo "rc=$? $(($(date +%s) - t0))s"
+    tar czf "$OUT/results.tgz" -C "$OUT" w
+}
