@@ -6,6 +6,7 @@
 # still brings back what finished.
 #   TREE=s11 source tools/bench/h200-call.sh
 #   step NAME SECONDS LIBDIR COMMAND...   (LIBDIR: the folder libtidal.so is taken from)
+#   summary_declare; summary_stream        (one line per decl-*.txt, per stream-*.json)
 set -u
 R=$(pwd)
 D=$R/.device-out/${TREE:?set TREE to the folder under .device-out}
@@ -25,4 +26,27 @@ step() {
     LD_LIBRARY_PATH=$R/.device-out/lib:$libdir timeout "$limit" "$@" > "$W/$name.txt" 2> "$W/$name.err"
     echo "rc=$? $(($(date +%s) - t0))s"
     tar czf "$OUT/results.tgz" -C "$OUT" w
+}
+# One line per scaling output: the declaration table's rows (ns per range, wall clock), and
+# max/min of the in-order column.
+summary_declare() {
+    local f
+    for f in "$W"/decl-*.txt; do
+        [ -e "$f" ] || continue
+        grep -A5 'tidal_declare of N' "$f" | tail -4 | awk -v n="$(basename "$f" .txt)" \
+            '{v[NR]=$2; s=s" "$2; if (NR==1||$2>hi) hi=$2; if (NR==1||$2<lo) lo=$2}
+             END {printf "%s%s  max/min %.2f\n", n, s, lo ? hi/lo : 0}'
+    done
+}
+# One line per migration-scenarios --scenario stream JSON: the lookahead row's ratio.
+summary_stream() {
+    python3 - "$W" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + '/stream-*.json')):
+    v = {r['name']: r for r in json.load(open(f))['variants']}
+    whole = v['prefetch whole range + kernel']
+    per = next(r for n, r in v.items() if n.startswith('tidal: declare per'))
+    print(f.split('/')[-1][:-5].ljust(12), 'whole %.1f per-64MiB %.1f ratio %.3f' %
+          (whole['median_s'] * 1e3, per['median_s'] * 1e3, whole['median_s'] / per['median_s']))
+PY
 }

@@ -38,10 +38,9 @@ date -u > "$OUT/date.txt"
 
 # Issue 17: the managed stream's per-64 MiB lookahead row against one whole-range prefetch
 # (>= 0.95x). Sessions 7-9: 0.86-1.03x; runs under 0.95x are (all but one) those whose declarations wait
-# ~1 ms a step in the driver behind tidal's prefetch call (results/2026-12-02-h200-session8), and a
-# machine stays in that state for the whole call (session 9: 2 of 6 met on one, 14 of 14 on two
-# others). The default hold is 50 µs since session 9 (200 before): 22 of 23 runs met in sessions
-# 9-10, none of them on a machine in that state for the whole call.
+# ~1 ms a step in the driver behind tidal's prefetch call (results/2026-12-02-h200-session8). The
+# default hold is 50 µs since session 9 (200 before): 33 of 34 runs met in sessions 9-11, one of
+# them with 49 of its 64 steps in that state (results/2026-12-02-h200-session11, call 2).
 # Four runs with timelines say which state each run was in.
 M="$B/tools/bench/migration-scenarios --runtime cuda --no-sweeps --scenario stream"
 for round in 1 2 3 4; do
@@ -52,8 +51,8 @@ done
 step copy-sweep 300 "$B/tools/bench/copy-bandwidth" --sweep --reps 5 --json
 # Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 187-380 ns in
 # session 8; over a fixed working set, query(set), 21-77 ns) beside the machine's floors for the
-# same lookups; tidal_declare per range (session 10, since the plan names units by runs: 1.19-1.71x
-# from 10 to 10^4 ranges, 7 of 10 runs met 1.5x, the high row mostly the 10-range one).
+# same lookups; tidal_declare per range (session 11, the sizes timed in interleaved slices:
+# 1.24-1.44x from 10 to 10^4 ranges, 10 of 10 runs met 1.5x).
 step scaling-sizes 400 "$B/tools/bench/scaling" --runtime cuda --max 1000000 --reps 3 --json
 echo "failed steps: $failed"
 exit "$failed"
