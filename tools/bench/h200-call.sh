@@ -6,7 +6,7 @@
 # still brings back what finished.
 #   TREE=s11 source tools/bench/h200-call.sh
 #   step NAME SECONDS LIBDIR COMMAND...   (LIBDIR: the folder libtidal.so is taken from)
-#   summary_declare; summary_stream        (one line per decl-*.txt, per stream-*.json)
+#   summary_declare [PREFIX]; summary_stream   (one line per decl-*.txt, per stream-*.json)
 set -u
 R=$(pwd)
 D=$R/.device-out/${TREE:?set TREE to the folder under .device-out}
@@ -27,15 +27,16 @@ step() {
     echo "rc=$? $(($(date +%s) - t0))s"
     tar czf "$OUT/results.tgz" -C "$OUT" w
 }
-# One line per scaling output: the declaration table's rows (ns per range, wall clock), and
-# max/min of the in-order column.
+# One line per scaling output ($W/PREFIX*.txt, PREFIX "decl-" unless given): the declaration
+# table's rows (ns per range, wall clock), and max/min of the in-order column.
 summary_declare() {
     local f
-    for f in "$W"/decl-*.txt; do
+    for f in "$W/${1:-decl-}"*.txt; do
         [ -e "$f" ] || continue
-        grep -A5 'tidal_declare of N' "$f" | tail -4 | awk -v n="$(basename "$f" .txt)" \
-            '{v[NR]=$2; s=s" "$2; if (NR==1||$2>hi) hi=$2; if (NR==1||$2<lo) lo=$2}
-             END {printf "%s%s  max/min %.2f\n", n, s, lo ? hi/lo : 0}'
+        awk -v n="$(basename "$f" .txt)" \
+            '/tidal_declare of N/ {t=1; next} t && $1 == "ranges" {next} t && NF == 0 {t=0}
+             t && $1+0 > 0 {s=s" "$2; if (!k++ || $2>hi) hi=$2; if (k==1 || $2<lo) lo=$2}
+             END {if (k) printf "%s%s  max/min %.2f\n", n, s, hi/lo}' "$f"
     done
 }
 # One line per migration-scenarios --scenario stream JSON: the lookahead row's ratio.

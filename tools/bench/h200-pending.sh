@@ -49,10 +49,11 @@ done
 # Issue 17: pageable copies by size (host->device >= 0.8x from 16 MiB: met in every sweep but
 # one row, 512 MiB at 0.73x once in session 8; device->host at 16-32 MiB is the weak one).
 step copy-sweep 300 "$B/tools/bench/copy-bandwidth" --sweep --reps 5 --json
-# Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 187-380 ns in
-# session 8; over a fixed working set, query(set), 21-77 ns) beside the machine's floors for the
-# same lookups; tidal_declare per range (session 11, the sizes timed in interleaved slices:
-# 1.24-1.44x from 10 to 10^4 ranges, 10 of 10 runs met 1.5x).
+# Issue 15: interior queries up to 10^6 live (<= 150 ns, <= 1.5x the 10^3 row: 187-386 ns in
+# sessions 8-11; over a fixed working set, query(set), timed interleaved since session 11: 37-50
+# ns, 1.10-1.14x) beside the machine's floors for the same lookups; tidal_declare per range
+# (session 11, the sizes timed in interleaved slices: 1.20-1.44x from 10 to 10^4 ranges, 14 of 14
+# runs with --max 10000 met 1.5x).
 step scaling-sizes 400 "$B/tools/bench/scaling" --runtime cuda --max 1000000 --reps 3 --json
 echo "failed steps: $failed"
 exit "$failed"

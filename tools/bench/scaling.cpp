@@ -2,7 +2,8 @@
 // device allocations kept, one row per N: an alloc+free pair, tidal_pointer_query of an
 // interior pointer of a random live allocation (and, query(set), of a random one of 1 000 spread
 // evenly through the N: the cost of a lookup as other allocations are added, which the caches do
-// not hide when the queried set itself grows), tidal_copy of 64 bytes between interior
+// not hide when the queried set itself grows; the sizes timed interleaved, see
+// measure_query_sets), tidal_copy of 64 bytes between interior
 // ranges of two random live allocations, tidal_copy_batch of N such items (per item), and
 // tidal's host memory per live allocation, measured: the process's resident set before and
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
@@ -53,6 +54,7 @@ constexpr const char *kProgram = "scaling";
 constexpr size_t kBlock = 4096, kCopy = 64;
 constexpr size_t kSet = 1000; // the query(set) column's working set of allocations
 constexpr int kDeclareSlices = 10; // timed slices of each declaration row per round
+constexpr size_t kQuerySlices = 10; // timed slices of each query(set) row per round
 
 void check(tidal_status s, const char *what)
 {
@@ -240,14 +242,6 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
         cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
     row.query_cpu_ns = tidal_bench::median(cpu);
-    // The same queries over a working set of kSet allocations spread evenly through the N live
-    // (all of them at N = kSet): what a lookup costs when the number of *other* live
-    // allocations grows, apart from the caches missing on a set that itself grows.
-    const size_t set = std::min(kSet, n);
-    std::vector<const char *> in_set(calls);
-    for (size_t i = 0; i < calls; ++i)
-        in_set[i] = live[(order[i] % set) * n / set] + 1 + i % (kBlock - 1);
-    row.query_set_ns = per_call_ns(reps, calls, [&](size_t k) { query_each(in_set, k); });
     row.floor = floor_ns(n, order, reps);
     row.copy_ns = per_call_ns(reps, calls, [&](size_t k) {
         for (size_t i = 0; i < k; ++i)
@@ -266,9 +260,67 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
     return row;
 }
 
+// The query(set) column of every row: interior queries of a random one of kSet blocks spread
+// evenly through the n live (all of them at n = kSet), the same addresses measure() made for
+// its query column: what a lookup costs when the number of *other* live allocations grows,
+// apart from the caches missing on a set that itself grows. Timed one size after the other, a
+// spell of the host running slower fell on whole rows (H200, results/2026-12-02-h200-session8:
+// 1.5x was missed by 17 and 35 ns in 2 runs of 10), so, as the declaration table does (see
+// main), a context per size, all live at once, and in each of `reps` rounds kQuerySlices slices
+// of calls / kQuerySlices queries of each size in turn, each after one untimed query of every
+// block of its set (the set is small enough to stay in the caches between a row's queries; the
+// other rows' slices would otherwise have evicted it); the median per row over every slice.
+// The plain query column stays in measure(): spread over all n, its cache state is what the
+// queries before it left, which slices of other sizes between would change.
+void measure_query_sets(const std::string &runtime, std::vector<Row> &table, size_t calls, int reps)
+{
+    struct Size {
+        tidal_context *ctx;
+        std::vector<char *> live;
+        std::vector<const char *> in_set, warm;
+    };
+    std::vector<Size> sizes;
+    for (const Row &r : table) {
+        const size_t n = r.live, set = std::min(kSet, n);
+        Size z{open(runtime), {}, std::vector<const char *>(calls), std::vector<const char *>(set)};
+        z.live = allocate(z.ctx, n, TIDAL_KIND_DEVICE);
+        std::mt19937_64 rng(n); // the blocks measure()'s query column picked, in the same order
+        for (size_t i = 0; i < calls; ++i)
+            z.in_set[i] = z.live[(rng() % n % set) * n / set] + 1 + i % (kBlock - 1);
+        for (size_t k = 0; k < set; ++k)
+            z.warm[k] = z.live[k * n / set] + 1 + k % (kBlock - 1);
+        sizes.push_back(std::move(z));
+    }
+    auto ask = [](const Size &z, const std::vector<const char *> &addresses, size_t from, size_t count) {
+        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+        for (size_t i = from; i < from + count; ++i)
+            check(tidal_pointer_query(z.ctx, addresses[i], &info), "tidal_pointer_query");
+    };
+    const size_t slice = calls / kQuerySlices;
+    std::vector<std::vector<double>> ns(table.size());
+    for (int round = 0; round < reps; ++round)
+        for (size_t s = 0; s < kQuerySlices; ++s)
+            for (size_t i = 0; i < table.size(); ++i) {
+                const size_t k = (i + s) % table.size();
+                ask(sizes[k], sizes[k].warm, 0, sizes[k].warm.size());
+                const auto t0 = Clock::now();
+                ask(sizes[k], sizes[k].in_set, s * slice, slice);
+                ns[k].push_back(seconds_since(t0) * 1e9 / static_cast<double>(slice));
+            }
+    for (size_t k = 0; k < table.size(); ++k) {
+        table[k].query_set_ns = tidal_bench::median(ns[k]);
+        release(sizes[k].ctx, sizes[k].live);
+        tidal_context_destroy(sizes[k].ctx);
+    }
+}
+
 // One context whose n managed allocations one declaration names (after one that moved them),
-// kept for a round of slices. A slice is one untimed call, then enough timed calls to name
-// ~10^4 ranges (at least one): its wall clock and the thread's CPU time per range.
+// kept for a round of slices. A slice is untimed calls naming ~3x10^4 ranges (at least one
+// call), then timed calls naming ~10^4 (at least one): its wall clock and the thread's CPU time
+// per range. The untimed calls bring the row back to the state its own calls leave the caches
+// in: after the 10^5-range rows' slices, one untimed call of 10^4 ranges did not (H200, results/
+// 2026-12-02-h200-session11 call 5: the 10^4 row 1.32 and 1.60x the 10^3 one with one untimed
+// call, 1.27 and 1.29x with three, 1.33-1.35x with no 10^5 rows).
 // `shuffled`: the ranges named in a random order, not in the order they were allocated (which
 // rises through each of the pool's slabs: a declaration then needs no table of the units it
 // has named, see DeclarationPlan).
@@ -276,7 +328,7 @@ class Declarer {
   public:
     Declarer(const std::string &runtime, size_t n, bool shuffled)
         : ctx_(open(runtime)), live_(allocate(ctx_, n, TIDAL_KIND_MANAGED)), acc_(n),
-          calls_(std::max<size_t>(1, 10000 / n))
+          calls_(std::max<size_t>(1, 10000 / n)), warm_calls_(std::max<size_t>(1, 30000 / n))
     {
         for (size_t i = 0; i < n; ++i) {
             acc_[i] = TIDAL_ACCESS_INIT;
@@ -303,7 +355,8 @@ class Declarer {
     };
     Slice slice()
     {
-        declare();
+        for (size_t k = 0; k < warm_calls_; ++k)
+            declare();
         const double c0 = thread_cpu_seconds();
         const auto t0 = Clock::now();
         for (size_t c = 0; c < calls_; ++c)
@@ -318,7 +371,7 @@ class Declarer {
     tidal_context *ctx_;
     std::vector<char *> live_;
     std::vector<tidal_access> acc_;
-    size_t calls_;
+    size_t calls_, warm_calls_;
 };
 
 // What the reader threads call: interior queries alone, or each query followed by a tidal_copy
@@ -475,8 +528,13 @@ int main(int argc, char **argv)
         std::printf("%10s %12s %12s %12s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)",
                     "query(set)", "floor(ovl)", "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB");
     size_t largest = threads_only ? max : 0;
+    std::vector<Row> table;
     for (size_t n = 1000; n <= max && !threads_only && !declare_only; n *= 10) {
-        const Row r = measure(runtime, n, calls, reps);
+        table.push_back(measure(runtime, n, calls, reps));
+        largest = n;
+    }
+    measure_query_sets(runtime, table, calls, reps);
+    for (const Row &r : table) {
         if (json)
             std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
                         "\"query_set_ns\": %.1f, \"query_set\": %zu, "
@@ -488,10 +546,9 @@ int main(int argc, char **argv)
             std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns,
                         r.query_ns, r.query_cpu_ns, r.query_set_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns,
                         r.batch_ns, r.bytes_per_live, r.huge_kib);
-        std::fflush(stdout);
         sep = ",";
-        largest = n;
     }
+    std::fflush(stdout);
     if (json) {
         std::printf("], \"declare\": [");
     } else if (!threads_only) {
@@ -503,7 +560,8 @@ int main(int argc, char **argv)
     }
     sep = "";
     // Interleaved: in each of --reps rounds, a context per size and order, all live at once,
-    // then kDeclareSlices slices of each in turn (each slice ~10^4 ranges, ~1-2 ms), the median per
+    // then kDeclareSlices slices of each in turn (each slice ~10^4 ranges timed, ~1-2 ms, after
+    // untimed calls: see Declarer), the median per
     // row over every slice of every round. Timed one size after the other, a change of the
     // host's speed lasting a fraction of a second or more fell on whole rows: on the H200's host
     // the rows of one run moved against each other by up to 1.5x (results/2026-12-02-h200-
