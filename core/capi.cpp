@@ -239,7 +239,8 @@ void fill_pointer_info(tidal_pointer_info &out, const tidal::AllocationRecord &r
     out.advice = r.advice;
     out.alignment = r.alignment;
     std::memcpy(out.tag, r.tag, sizeof out.tag);
-    std::strncpy(out.placed_by, r.placed_by, sizeof out.placed_by - 1); // NUL-padded
+    static_assert(sizeof out.placed_by == tidal::kPlacedByBytes);
+    std::memcpy(out.placed_by, r.placed_by, sizeof out.placed_by); // NUL-padded at the source
     out.placed_by[sizeof out.placed_by - 1] = '\0';
     out.resident_bytes = b.resident;
     out.offloaded_bytes = b.offloaded;
@@ -414,7 +415,14 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
     if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", given); s != TIDAL_OK)
         return s;
     return guarded(ctx, fn, [&] {
-        const tidal::AllocationRecord r = ctx->impl.query(ptr);
+        // Storage the lookup fills whole, not a record built from its defaults first: at 10^6
+        // live allocations a query waits on cache misses, and the fewer stores and instructions it
+        // queues behind them, the sooner the next query's misses start (H200: results/
+        // 2026-12-02-h200-session11). An array of bytes holds a record as soon as one is
+        // written into it (C++20: implicit-lifetime types).
+        alignas(tidal::AllocationRecord) unsigned char found[sizeof(tidal::AllocationRecord)];
+        const tidal::AllocationRecord &r = *std::launder(reinterpret_cast<tidal::AllocationRecord *>(found));
+        ctx->impl.query(ptr, const_cast<tidal::AllocationRecord &>(r));
         const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r); // before any write: a failed query writes none
         if (given >= sizeof *info) [[likely]] { // straight into the caller's struct: no copy through a local
             fill_pointer_info(*info, r, b);

@@ -652,10 +652,15 @@ int Context::free_vendor_pooled(const AllocationRecord &r, const pool::StreamHan
 AllocationRecord Context::query(const void *ptr) const
 {
     AllocationRecord r; // the one copy: returned in place (a single named result)
-    if (!registry_.find(ptr, r))
+    query(ptr, r);
+    return r;
+}
+
+void Context::query(const void *ptr, AllocationRecord &out) const
+{
+    if (!registry_.find(ptr, out))
         throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not inside any live allocation of this context", ptr),
                     "query pointers tidal_alloc returned, before they are freed");
-    return r;
 }
 
 AllocationRecord Context::range_owner(const void *ptr, size_t size, bool head) const
@@ -952,11 +957,6 @@ void Context::restore_range(void *ptr, size_t size, uint32_t flags, void *stream
     settle_elastic(ptr, size, stream);
     elastic_->restore_range(r.base, static_cast<size_t>(static_cast<char *>(ptr) - static_cast<char *>(r.base)), size,
                             flags, stream, out);
-}
-
-elastic::ChunkBytes Context::elastic_bytes(const AllocationRecord &r) const
-{
-    return r.kind == TIDAL_KIND_ELASTIC ? elastic_->bytes(r.base, 0, 0) : elastic::ChunkBytes{};
 }
 
 double Context::clock() const

@@ -48,6 +48,10 @@ public:
     void *allocate_traced(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream,
                           const Decision *&routed);
     AllocationRecord query(const void *ptr) const;
+    // The same into `out`, every field of which it writes when it answers, so `out` may be
+    // storage no constructor has filled (tidal_pointer_query: the defaults' ~20 stores were a
+    // cost of their own at 10^6 live allocations, see tidal_pointer_query).
+    void query(const void *ptr, AllocationRecord &out) const;
 
     // Moves a range of managed memory and waits; a counted no-op for other kinds.
     void prefetch(const void *ptr, size_t size, int32_t device);
@@ -66,8 +70,12 @@ public:
     void offload_range(void *ptr, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out);
     void restore(const char *glob, uint32_t flags, void *stream, tidal_elastic_result &out);
     void restore_range(void *ptr, size_t size, uint32_t flags, void *stream, tidal_elastic_result &out);
-    // Resident, offloaded and discarded bytes of an elastic allocation (all 0 for other kinds).
-    elastic::ChunkBytes elastic_bytes(const AllocationRecord &record) const;
+    // Resident, offloaded and discarded bytes of an elastic allocation (all 0 for other kinds,
+    // told apart here: every pointer query asks, and few are of elastic memory).
+    elastic::ChunkBytes elastic_bytes(const AllocationRecord &record) const
+    {
+        return record.kind == TIDAL_KIND_ELASTIC ? elastic_->bytes(record.base, 0, 0) : elastic::ChunkBytes{};
+    }
     // Gives the physical chunks kept by TIDAL_OFFLOAD_KEEP_PHYSICAL back; returns their bytes.
     // *failure gets the first refusal (what it refused is tried again by the next trim).
     uint64_t trim_elastic(std::exception_ptr *failure) { return elastic_->trim(failure); }

@@ -8,7 +8,7 @@ namespace tidal {
 
 class CoreDefaults {
 public:
-    static constexpr const char *kName = "core";
+    static constexpr char kName[sizeof(tidal_pointer_info::placed_by)] = "core"; // NUL-padded (AllocationRecord::placed_by)
     // AUTO: pinned host memory when the hints say the host reads or writes it (and not
     // device-only), device memory otherwise. Explicit kinds are kept. Device DEFAULT becomes 0
     // for device kinds and TIDAL_DEVICE_HOST for host kinds. Read-mostly hints on managed

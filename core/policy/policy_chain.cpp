@@ -249,7 +249,7 @@ Decision PolicyChain::place(const tidal_place_request &request, std::vector<tida
                         "a policy answers DEFER, DECIDED or REFUSE");
         validate(answer->out, answer->plugin->name().c_str());
         std::vector<tidal_policy_part> parts = read_split(answer->out, request.size, answer->plugin->name().c_str());
-        decision = Decision{answer->out, answer->plugin->name().c_str()};
+        decision = Decision{answer->out, answer->plugin->placed_name()};
         decision.placement.parts = nullptr; // the plugin's memory: only `split` carries them on
         decision.placement.part_count = 0;
         if (!parts.empty()) {

@@ -10,6 +10,7 @@
 
 #include "config/settings.h"
 #include "policy/policy_plugin.h"
+#include "registry/allocation_record.h"
 
 namespace tidal {
 
@@ -24,7 +25,7 @@ struct PrefetchDecision {
 
 struct Decision {
     tidal_placement placement{};
-    const char *placed_by = ""; // the policy's instance name (owned by the chain), or "core"
+    const char *placed_by = kPlacedByNone; // the policy's instance name (owned by the chain), or "core": kPlacedByBytes, NUL-padded
 };
 
 class PolicyChain {

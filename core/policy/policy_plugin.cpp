@@ -35,6 +35,7 @@ PolicyPlugin::PolicyPlugin(std::string instance_name, const std::filesystem::pat
     : name_(std::move(instance_name)), library_(open_plugin(name_, file, allow_writable)),
       options_(std::make_unique<OptionsView>(options, fmt::format("[policy.{}]", name_), config_source))
 {
+    name_.copy(placed_name_, sizeof placed_name_ - 1); // the rest stays NUL
     const std::string who = fmt::format("policy '{}' ({})", name_, file.string());
     if (!library_.valid())
         throw Error(TIDAL_ERROR_PLUGIN, fmt::format("cannot load {}: {}", who, library_.error()),

@@ -9,6 +9,7 @@
 
 #include "plugin/options_view.h"
 #include "plugin/shared_library.h"
+#include "registry/allocation_record.h"
 #include "tidal/policy.h"
 
 namespace tidal {
@@ -27,6 +28,8 @@ public:
     PolicyPlugin &operator=(const PolicyPlugin &) = delete;
 
     const std::string &name() const noexcept { return name_; }
+    // The name as a record's placed_by: NUL-padded to kPlacedByBytes (longer names cut at 31).
+    const char *placed_name() const noexcept { return placed_name_; }
     const std::filesystem::path &file() const noexcept { return library_.path(); }
     const char *description() const noexcept { return hooks_.description ? hooks_.description : ""; }
     uint32_t abi() const noexcept { return abi_; }
@@ -44,6 +47,7 @@ private:
     void check_option_keys();
 
     std::string name_;
+    char placed_name_[kPlacedByBytes] = {};
     SharedLibrary library_;
     tidal_policy_hooks hooks_{};
     uint32_t abi_ = 0;
