@@ -420,9 +420,10 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
         // queues behind them, the sooner the next query's misses start (H200: results/
         // 2026-12-02-h200-session11). An array of bytes holds a record as soon as one is
         // written into it (C++20: implicit-lifetime types).
-        alignas(tidal::AllocationRecord) unsigned char found[sizeof(tidal::AllocationRecord)];
-        const tidal::AllocationRecord &r = *std::launder(reinterpret_cast<tidal::AllocationRecord *>(found));
-        ctx->impl.query(ptr, const_cast<tidal::AllocationRecord &>(r));
+        alignas(tidal::AllocationRecord) unsigned char storage[sizeof(tidal::AllocationRecord)];
+        tidal::AllocationRecord &found = *std::launder(reinterpret_cast<tidal::AllocationRecord *>(storage));
+        ctx->impl.query(ptr, found);
+        const tidal::AllocationRecord &r = found;
         const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r); // before any write: a failed query writes none
         if (given >= sizeof *info) [[likely]] { // straight into the caller's struct: no copy through a local
             fill_pointer_info(*info, r, b);

@@ -49,8 +49,8 @@ public:
                           const Decision *&routed);
     AllocationRecord query(const void *ptr) const;
     // The same into `out`, every field of which it writes when it answers, so `out` may be
-    // storage no constructor has filled (tidal_pointer_query: the defaults' ~20 stores were a
-    // cost of their own at 10^6 live allocations, see tidal_pointer_query).
+    // storage no constructor has filled (tidal_pointer_query passes such storage: writing the
+    // defaults first was ~20 stores a query, a cost of its own at 10^6 live allocations).
     void query(const void *ptr, AllocationRecord &out) const;
 
     // Moves a range of managed memory and waits; a counted no-op for other kinds.
