@@ -239,8 +239,7 @@ void fill_pointer_info(tidal_pointer_info &out, const tidal::AllocationRecord &r
     out.advice = r.advice;
     out.alignment = r.alignment;
     std::memcpy(out.tag, r.tag, sizeof out.tag);
-    static_assert(sizeof out.placed_by == tidal::kPlacedByBytes);
-    std::memcpy(out.placed_by, r.placed_by, sizeof out.placed_by); // NUL-padded at the source
+    std::memcpy(out.placed_by, r.placed_by, sizeof out.placed_by); // kPlacedByBytes, NUL-padded at the source
     out.placed_by[sizeof out.placed_by - 1] = '\0';
     out.resident_bytes = b.resident;
     out.offloaded_bytes = b.offloaded;

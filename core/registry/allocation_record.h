@@ -10,7 +10,7 @@ namespace tidal {
 
 // What AllocationRecord::placed_by (and the policy chain's Decision::placed_by) point at is
 // NUL-padded to the size of tidal_pointer_info's placed_by, so that a query copies the name
-// whole. strncpy was 46 of a query's ~290 instructions; at 10^6 live allocations, the fewer
+// whole. strncpy was 46 of a query's ~293 instructions; at 10^6 live allocations, the fewer
 // instructions a query has, the more of the next query's cache misses the processor starts
 // before this one's have come in.
 inline constexpr size_t kPlacedByBytes = sizeof(tidal_pointer_info::placed_by);

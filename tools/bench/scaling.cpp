@@ -53,7 +53,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char *kProgram = "scaling";
 constexpr size_t kBlock = 4096, kCopy = 64;
 constexpr size_t kSet = 1000; // the query(set) column's working set of allocations
-constexpr int kDeclareSlices = 10; // timed slices of each declaration row per round
+constexpr size_t kDeclareSlices = 10; // timed slices of each declaration row per round
 constexpr size_t kQuerySlices = 10; // timed slices of each query(set) row per round
 
 void check(tidal_status s, const char *what)
@@ -134,6 +134,25 @@ double thread_cpu_seconds()
     timespec t{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// tidal_pointer_query of addresses[from, from + count), in order.
+void query_each(tidal_context *ctx, const std::vector<const char *> &addresses, size_t from, size_t count)
+{
+    tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
+    for (size_t i = from; i < from + count; ++i)
+        check(tidal_pointer_query(ctx, addresses[i], &info), "tidal_pointer_query");
+}
+
+// The interleaving the declaration table and the query(set) column share: `rounds` times
+// `slices` passes over `rows` rows, each pass starting one row further on (so no row always
+// follows the same other one); sample(row, slice) times one slice of a row.
+template <typename Sample> void in_turn(int rounds, size_t slices, size_t rows, Sample &&sample)
+{
+    for (int round = 0; round < rounds; ++round)
+        for (size_t s = 0; s < slices; ++s)
+            for (size_t i = 0; i < rows; ++i)
+                sample((i + s) % rows, s);
 }
 
 struct Floor {
@@ -230,15 +249,10 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
             check(tidal_free(ctx, p), "tidal_free");
         }
     });
-    auto query_each = [ctx](const std::vector<const char *> &addresses, size_t k) {
-        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
-        for (size_t i = 0; i < k; ++i)
-            check(tidal_pointer_query(ctx, addresses[i], &info), "tidal_pointer_query");
-    };
     std::vector<double> cpu;
     row.query_ns = per_call_ns(reps, calls, [&](size_t k) {
         const double c0 = thread_cpu_seconds();
-        query_each(interior, k);
+        query_each(ctx, interior, 0, k);
         cpu.push_back((thread_cpu_seconds() - c0) * 1e9 / static_cast<double>(k));
     });
     row.query_cpu_ns = tidal_bench::median(cpu);
@@ -264,8 +278,8 @@ Row measure(const std::string &runtime, size_t n, size_t calls, int reps)
 // evenly through the n live (all of them at n = kSet), the same addresses measure() made for
 // its query column: what a lookup costs when the number of *other* live allocations grows,
 // apart from the caches missing on a set that itself grows. Timed one size after the other, a
-// spell of the host running slower fell on whole rows (H200, results/2026-12-02-h200-session8:
-// 1.5x was missed by 17 and 35 ns in 2 runs of 10), so, as the declaration table does (see
+// spell of the host running slower fell on whole rows (H200, sessions 8-9: 1.5x was missed by
+// 17 and 35 ns in 2 runs of 10, ARCHITECTURE "Not built yet"), so, as the declaration table does (see
 // main), a context per size, all live at once, and in each of `reps` rounds kQuerySlices slices
 // of calls / kQuerySlices queries of each size in turn, each after one untimed query of every
 // block of its set (the set is small enough to stay in the caches between a row's queries; the
@@ -291,22 +305,15 @@ void measure_query_sets(const std::string &runtime, std::vector<Row> &table, siz
             z.warm[k] = z.live[k * n / set] + 1 + k % (kBlock - 1);
         sizes.push_back(std::move(z));
     }
-    auto ask = [](const Size &z, const std::vector<const char *> &addresses, size_t from, size_t count) {
-        tidal_pointer_info info = TIDAL_POINTER_INFO_INIT;
-        for (size_t i = from; i < from + count; ++i)
-            check(tidal_pointer_query(z.ctx, addresses[i], &info), "tidal_pointer_query");
-    };
     const size_t slice = calls / kQuerySlices;
     std::vector<std::vector<double>> ns(table.size());
-    for (int round = 0; round < reps; ++round)
-        for (size_t s = 0; s < kQuerySlices; ++s)
-            for (size_t i = 0; i < table.size(); ++i) {
-                const size_t k = (i + s) % table.size();
-                ask(sizes[k], sizes[k].warm, 0, sizes[k].warm.size());
-                const auto t0 = Clock::now();
-                ask(sizes[k], sizes[k].in_set, s * slice, slice);
-                ns[k].push_back(seconds_since(t0) * 1e9 / static_cast<double>(slice));
-            }
+    in_turn(reps, kQuerySlices, table.size(), [&](size_t k, size_t s) {
+        const Size &z = sizes[k];
+        query_each(z.ctx, z.warm, 0, z.warm.size());
+        const auto t0 = Clock::now();
+        query_each(z.ctx, z.in_set, s * slice, slice);
+        ns[k].push_back(seconds_since(t0) * 1e9 / static_cast<double>(slice));
+    });
     for (size_t k = 0; k < table.size(); ++k) {
         table[k].query_set_ns = tidal_bench::median(ns[k]);
         release(sizes[k].ctx, sizes[k].live);
@@ -555,20 +562,20 @@ int main(int argc, char **argv)
         std::printf("\n# tidal_declare of N single-allocation managed ranges in one call, repeated: ns per range, median of %d "
                     "slices of ~10^4 ranges (%d rounds, the sizes' slices interleaved), wall clock and the thread's CPU time; "
                     "the ranges in the order they were allocated, and shuffled\n",
-                    reps * kDeclareSlices, reps);
+                    reps * static_cast<int>(kDeclareSlices), reps);
         std::printf("%10s %12s %12s %12s %12s\n", "ranges", "declare", "declare(cpu)", "shuffled", "shuffled(cpu)");
     }
     sep = "";
     // Interleaved: in each of --reps rounds, a context per size and order, all live at once,
     // then kDeclareSlices slices of each in turn (each slice ~10^4 ranges timed, ~1-2 ms, after
-    // untimed calls: see Declarer), the median per
-    // row over every slice of every round. Timed one size after the other, a change of the
-    // host's speed lasting a fraction of a second or more fell on whole rows: on the H200's host
-    // the rows of one run moved against each other by up to 1.5x (results/2026-12-02-h200-
-    // session10), and rounds of one ~10 ms repetition each did not cure it. Slices a millisecond
-    // or two long, in turn, give every row the same share of a slow spell. New contexts each
-    // round keep a context's own layout from deciding a row. The thread's CPU time is shown
-    // beside the wall clock: the wall clock also counts time the thread waited for a core.
+    // untimed calls: see Declarer), the median per row over every slice of every round. Timed
+    // one size after the other, a change of the host's speed lasting a fraction of a second or
+    // more fell on whole rows: on the H200's host the rows of one run moved against each other
+    // by up to 1.5x (results/2026-12-02-h200-session10), and rounds of one ~10 ms repetition
+    // each did not cure it. Slices a millisecond or two long, in turn, give every row the same
+    // share of a slow spell. New contexts each round keep a context's own layout from deciding
+    // a row. The thread's CPU time is shown beside the wall clock: the wall clock also counts
+    // time the thread waited for a core.
     std::vector<size_t> ranges;
     for (size_t n = 10; n <= std::min<size_t>(max, 100000) && !threads_only; n *= 10)
         ranges.push_back(n);
@@ -580,13 +587,11 @@ int main(int argc, char **argv)
             declarers.push_back(std::make_unique<Declarer>(runtime, ranges[r / 2], r % 2 == 1));
         for (auto &d : declarers) // the calls after a move run colder: one slice each, untimed
             d->slice();
-        for (int s = 0; s < kDeclareSlices; ++s)
-            for (size_t i = 0; i < rows; ++i) { // each slice of the round starts at the next row
-                const size_t r = (i + static_cast<size_t>(s)) % rows;
-                const Declarer::Slice t = declarers[r]->slice();
-                wall[r].push_back(t.wall_ns);
-                cpu[r].push_back(t.cpu_ns);
-            }
+        in_turn(1, kDeclareSlices, rows, [&](size_t r, size_t) {
+            const Declarer::Slice t = declarers[r]->slice();
+            wall[r].push_back(t.wall_ns);
+            cpu[r].push_back(t.cpu_ns);
+        });
     }
     for (size_t k = 0; k < ranges.size(); ++k) {
         const double ns = tidal_bench::median(wall[2 * k]), ns_cpu = tidal_bench::median(cpu[2 * k]);
