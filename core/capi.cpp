@@ -414,14 +414,14 @@ TIDAL_API tidal_status tidal_pointer_query(tidal_context *ctx, const void *ptr, 
     if (tidal_status s = check_struct_size<tidal_pointer_info>(fn, "info", given); s != TIDAL_OK)
         return s;
     return guarded(ctx, fn, [&] {
-        // Storage the lookup fills whole, not a record built from its defaults first: at 10^6
+        // Storage the lookup fills, not a record built from its defaults first: at 10^6
         // live allocations a query waits on cache misses, and the fewer stores and instructions it
         // queues behind them, the sooner the next query's misses start (H200: results/
         // 2026-12-02-h200-session11). An array of bytes holds a record as soon as one is
         // written into it (C++20: implicit-lifetime types).
         alignas(tidal::AllocationRecord) unsigned char storage[sizeof(tidal::AllocationRecord)];
         tidal::AllocationRecord &found = *std::launder(reinterpret_cast<tidal::AllocationRecord *>(storage));
-        ctx->impl.query(ptr, found);
+        ctx->impl.describe(ptr, found); // all but raw and raw_size, which the info has not
         const tidal::AllocationRecord &r = found;
         const tidal::elastic::ChunkBytes b = ctx->impl.elastic_bytes(r); // before any write: a failed query writes none
         if (given >= sizeof *info) [[likely]] { // straight into the caller's struct: no copy through a local

@@ -649,18 +649,26 @@ int Context::free_vendor_pooled(const AllocationRecord &r, const pool::StreamHan
     return pools_->vendor(r.runtime_device).deallocate(r.raw, r.raw_size, stream ? *stream : pool::StreamHandle{});
 }
 
+namespace {
+[[noreturn]] void unknown_pointer(const void *ptr)
+{
+    throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not inside any live allocation of this context", ptr),
+                "query pointers tidal_alloc returned, before they are freed");
+}
+} // namespace
+
 AllocationRecord Context::query(const void *ptr) const
 {
     AllocationRecord r; // the one copy: returned in place (a single named result)
-    query(ptr, r);
+    if (!registry_.find(ptr, r))
+        unknown_pointer(ptr);
     return r;
 }
 
-void Context::query(const void *ptr, AllocationRecord &out) const
+void Context::describe(const void *ptr, AllocationRecord &out) const
 {
-    if (!registry_.find(ptr, out))
-        throw Error(TIDAL_ERROR_UNKNOWN_POINTER, fmt::format("{} is not inside any live allocation of this context", ptr),
-                    "query pointers tidal_alloc returned, before they are freed");
+    if (!registry_.describe(ptr, out))
+        unknown_pointer(ptr);
 }
 
 AllocationRecord Context::range_owner(const void *ptr, size_t size, bool head) const

@@ -48,10 +48,11 @@ public:
     void *allocate_traced(size_t size, const tidal_alloc_desc &desc, const pool::StreamHandle *stream,
                           const Decision *&routed);
     AllocationRecord query(const void *ptr) const;
-    // The same into `out`, every field of which it writes when it answers, so `out` may be
-    // storage no constructor has filled (tidal_pointer_query passes such storage: writing the
-    // defaults first was ~20 stores a query, a cost of its own at 10^6 live allocations).
-    void query(const void *ptr, AllocationRecord &out) const;
+    // What a pointer query tells: query() into `out`, every field of which but raw and raw_size
+    // it writes, so `out` may be storage no constructor has filled (tidal_pointer_query passes
+    // such storage: writing the defaults first was ~20 stores a query, a cost of its own at
+    // 10^6 live allocations; AllocationRegistry::describe).
+    void describe(const void *ptr, AllocationRecord &out) const;
 
     // Moves a range of managed memory and waits; a counted no-op for other kinds.
     void prefetch(const void *ptr, size_t size, int32_t device);

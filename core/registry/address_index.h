@@ -143,18 +143,15 @@ public:
         if (const Leaf *l = leaf(a))
             __builtin_prefetch(&l->granules[granule_of(a) & kLeafMask].pages[page_of(a)]);
     }
-    // Starts loading the first 64 bytes of the item a's newest page hint names, if any (two
-    // lines unless it starts one): a guess, read without a lock (a stale hint still names a
-    // node of the caller's, which is never given back).
-    void prefetch_item(uintptr_t a) const noexcept
+    // Starts loading the cache line at `offset` bytes into the item a's newest page hint names,
+    // if any: a guess, read without a lock (a stale hint still names a node of the caller's,
+    // which is never given back).
+    void prefetch_item(uintptr_t a, size_t offset) const noexcept
     {
-        static_assert(sizeof(T) >= 64);
         if (const Leaf *l = leaf(a))
             if (const T *h = std::atomic_ref(const_cast<T *&>(l->granules[granule_of(a) & kLeafMask].pages[page_of(a)][0]))
-                                 .load(std::memory_order_relaxed)) {
-                __builtin_prefetch(h);
-                __builtin_prefetch(reinterpret_cast<const char *>(h) + 63);
-            }
+                                 .load(std::memory_order_relaxed))
+                __builtin_prefetch(reinterpret_cast<const char *>(h) + offset);
     }
     // Names `item` in the hints of the pages of [base, base + size) that lie in base's granule
     // (its bucket's granule). Needs indexable(); does nothing where no leaf was made.

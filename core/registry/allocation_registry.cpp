@@ -32,8 +32,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         }
         if (after && before) {
             const size_t old_size = hint->second.record.size;
-            hint->second.record = record;
-            hint->second.live = true;
+            hint->second.hold(record);
             --s.dead;
             ++s.live;
             // Spanning granules, its covers may be gone: an allocation made inside its range while
@@ -76,8 +75,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         throw Error(TIDAL_ERROR_INTERNAL, "the runtime returned memory overlapping a live allocation",
                     "this is a bug in tidal or the device runtime; please report it");
     if (revived != s.slots.end()) {
-        revived->second.record = record;
-        revived->second.live = true;
+        revived->second.hold(record);
         --s.dead;
         if (Index::indexable(base, record.size))
             index_.hint(base, record.size, &revived->second);
@@ -96,11 +94,11 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::add_node(Shard &s, Slo
     const uintptr_t base = addr(record.base);
     if (!Index::indexable(base, record.size)) {
         unindexed_.store(true, std::memory_order_relaxed);
-        return s.slots.emplace_hint(hint, base, Slot{true, record});
+        return s.slots.emplace_hint(hint, base, Slot(record));
     }
     Index::Bucket &bucket = index_.bucket(base);
     bucket.reserve(bucket.size() + 1); // the throwing steps first: nothing has changed yet
-    const auto it = s.slots.emplace_hint(hint, base, Slot{true, record});
+    const auto it = s.slots.emplace_hint(hint, base, Slot(record));
     bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), base,
                                    [](const Index::Member &m, uintptr_t b) { return m.base < b; }),
                   Index::Member{base, &it->second});
@@ -241,17 +239,13 @@ AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_
 // Not instrumented by ThreadSanitizer: the loads below race with writers of the shard by design
 // (a sequence-lock read), and what they read is used only once read_valid() says no writer came
 // by. The hint and the live flag are volatile loads, so that each is read exactly once (a
-// compiler may read a plain pointer twice and see two values); the record is copied as plain
-// bytes (nine vector moves: a word-by-word volatile copy cost 100 more instructions per query)
-// and looked at only after the check. Out of line: the attribute must not be inlined away.
-template <size_t Bytes>
+// compiler may read a plain pointer twice and see two values); the record (or the part of it
+// asked for) is copied as plain bytes (vector moves: a word-by-word volatile copy cost 100 more
+// instructions per query) and looked at only after the check. Out of line: the attribute must not be inlined away.
+template <AllocationRegistry::Part P>
 [[gnu::noinline, gnu::no_sanitize("thread")]] bool AllocationRegistry::read_hinted(uintptr_t a,
                                                                                  AllocationRecord *out) const noexcept
 {
-    static_assert(Bytes == sizeof(AllocationRecord) || Bytes == kRecordHead);
-    static_assert(offsetof(AllocationRecord, base) < kRecordHead && offsetof(AllocationRecord, size) < kRecordHead &&
-                      offsetof(AllocationRecord, advice) < kRecordHead,
-                  "the head holds what contains() and a declaration read");
     const Shard &s = shards_[shard_of(a)];
     const uint64_t seq = s.mutex.read_begin();
     if (ShardLock::writing(seq))
@@ -277,17 +271,41 @@ template <size_t Bytes>
     // A hint's node stays a node of this registry's arena whatever happened to it since (nodes
     // are never given back), so these loads read mapped memory even when the hint is stale.
     static_assert(std::is_trivially_copyable_v<AllocationRecord>);
-    std::memcpy(static_cast<void *>(out), &hint->record, Bytes);
+#if defined(__GLIBCXX__)
+    // The node Slot is ordered for (libstdc++'s map node: its links, the key, the slot last).
+    // Were it otherwise, a query would read two lines of the node where it reads one, and
+    // nothing else would change: this keeps that from passing unseen.
+    using Node = std::_Rb_tree_node<SlotMap::value_type>;
+    constexpr size_t head_at = sizeof(Node) - sizeof(Slot) + offsetof(Slot, record) + kHeadFrom;
+    static_assert(sizeof(Node) % NodeArena::kAlign == 0 && NodeArena::kAlign % 64 == 0 && sizeof(Node) - head_at == 64,
+                  "a record's head and the slot's flags fill the node's last line");
+#endif
+    constexpr size_t kHead = sizeof(AllocationRecord) - kHeadFrom;
+    if constexpr (P == Part::all) {
+        std::memcpy(static_cast<void *>(out), &hint->record, sizeof(AllocationRecord));
+    } else {
+        std::memcpy(reinterpret_cast<char *>(out) + kHeadFrom, reinterpret_cast<const char *>(&hint->record) + kHeadFrom,
+                    kHead);
+        if constexpr (P == Part::described) {
+            if (*reinterpret_cast<const volatile bool *>(&hint->tagged))
+                std::memcpy(out->tag, hint->record.tag, sizeof out->tag);
+            else
+                std::memset(out->tag, 0, sizeof out->tag);
+        }
+    }
     const unsigned char live = *reinterpret_cast<const volatile unsigned char *>(&hint->live);
     return s.mutex.read_valid(seq) && live && out->contains(reinterpret_cast<const void *>(a));
 }
 
-bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy, size_t bytes) const
+bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy, Part part) const
 {
     if (unindexed_.load(std::memory_order_relaxed) || a >= Index::kLimit) [[unlikely]]
         return scan_into(a, r, vacancy);
     // The common case: a page queried (or allocated) before.
-    if (bytes == kRecordHead ? read_hinted<kRecordHead>(a, &r) : read_hinted<sizeof(AllocationRecord)>(a, &r))
+    const bool hinted = part == Part::all    ? read_hinted<Part::all>(a, &r)
+                        : part == Part::head ? read_hinted<Part::head>(a, &r)
+                                             : read_hinted<Part::described>(a, &r);
+    if (hinted)
         return true;
     Vacancy around{(a >> Index::kGranuleBits) << Index::kGranuleBits, 0};
     switch (lookup(a, &r, &around, vacancy != nullptr)) {
@@ -326,7 +344,7 @@ bool AllocationRegistry::scan_into(uintptr_t a, AllocationRecord &r, Vacancy *va
 std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy *vacancy) const
 {
     AllocationRecord r;
-    if (find_interior(addr(p), r, vacancy))
+    if (find_interior(addr(p), r, vacancy, Part::all))
         return r;
     return std::nullopt;
 }
@@ -369,7 +387,7 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
 [[gnu::noinline]] AllocationRegistry::Removal AllocationRegistry::remove_other(Shard &s, uintptr_t a,
                                                                              AllocationRecord *out)
 {
-    if (AllocationRecord r; find_interior(a, r)) {
+    if (AllocationRecord r; find_interior(a, r, nullptr, Part::all)) {
         if (out)
             *out = r;
         return Removal::interior;

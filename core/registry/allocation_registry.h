@@ -66,19 +66,28 @@ public:
     std::optional<AllocationRecord> find(const void *p, Vacancy *vacancy = nullptr) const;
     // The same into the caller's record (left unspecified when false): a query copies the
     // record once, where the optional costs a copy more on the way out.
-    bool find(const void *p, AllocationRecord &out) const { return find_interior(reinterpret_cast<uintptr_t>(p), out); }
-    // The record's head: base through advice, all a declaration reads (RangeOwner). At 10^4
-    // declared ranges each record is a cache miss; its head is one or two lines of the node
-    // where the whole record is three or four.
-    static constexpr size_t kRecordHead = offsetof(AllocationRecord, alignment);
-    // find() that copies only the record's head into `out` when it finds it through a page
-    // hint (the rest of `out` is then left as the caller had it); the whole record otherwise.
+    bool find(const void *p, AllocationRecord &out) const
+    {
+        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::all);
+    }
+    // The record's head: base to the end, all but raw, raw_size and the tag (allocation_record.h
+    // orders it so). All a declaration reads (RangeOwner), and at 10^6 live allocations one
+    // line of the node where the whole record is three.
+    static constexpr size_t kHeadFrom = offsetof(AllocationRecord, base);
+    // find() that fills only the record's head of `out` when it finds it through a page hint
+    // (the rest of `out` is then left as the caller had it); the whole record otherwise.
     bool find_head(const void *p, AllocationRecord &out) const
     {
-        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, kRecordHead);
+        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::head);
+    }
+    // find() for a pointer query: the head and the tag (a node's tag line is read only when
+    // the allocation has a tag); raw and raw_size may be left as `out` had them.
+    bool describe(const void *p, AllocationRecord &out) const
+    {
+        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::described);
     }
     // For a caller looking up many addresses in turn: starts loading what find(p) reads first
-    // (p's page hints), and then, once those have arrived, the record they name. Call the first
+    // (p's page hints), and then, once those have arrived, the record's head they name. Call the first
     // some lookups ahead of find(p) and the second about half as far ahead. Only loads.
     void prefetch_hints(const void *p) const noexcept
     {
@@ -88,7 +97,7 @@ public:
     void prefetch_record(const void *p) const noexcept
     {
         if (const auto a = reinterpret_cast<uintptr_t>(p); a < Index::kLimit)
-            index_.prefetch_item(a);
+            index_.prefetch_item(a, offsetof(Slot, record) + kHeadFrom); // the head's line: all a declaration reads
     }
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
@@ -109,14 +118,25 @@ private:
 
     static constexpr size_t kDeadSlack = 256;
 
+    // covered_at first, then the record with the flags after it: in a map node (32 bytes of
+    // tree links and the key before the slot, 192 bytes in all at NodeArena::kAlign) the
+    // record's head, `live` and `tagged` fill the node's last 64-byte line, and the tag the line
+    // before: a query through a page hint reads one line of the node (two for a tagged one).
     struct Slot {
-        // First, beside the record's head: a declaration's lookup reads both from the same
-        // 64 bytes (find_head).
-        bool live = false;
-        AllocationRecord record;
         // covers_written_ just after this slot's covers were written: while the count has not
         // moved, no other allocation wrote covers, so a revival at the same size finds its own.
         uint64_t covered_at = 0;
+        AllocationRecord record;
+        bool live = false;
+        bool tagged = false; // record.tag is not empty
+
+        explicit Slot(const AllocationRecord &r) { hold(r); }
+        void hold(const AllocationRecord &r) noexcept
+        {
+            record = r;
+            live = true;
+            tagged = r.tag[0] != '\0';
+        }
     };
     using SlotMap = std::map<uintptr_t, Slot, std::less<uintptr_t>, NodeRecycler<std::pair<const uintptr_t, Slot>>>;
     using Index = AddressIndex<Slot>;
@@ -172,16 +192,16 @@ private:
     Answer lookup(uintptr_t a, AllocationRecord *out, Vacancy *around, bool want_end) const;
     // The exact base `c` (named by a cover) when live and containing `a`.
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
-    // `bytes`: how much of the record a page hint's reader copies (sizeof, or kRecordHead).
-    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy = nullptr,
-                       size_t bytes = sizeof(AllocationRecord)) const;
+    // What of the record a page hint's reader copies: all of it, the head, the head and the tag.
+    enum class Part { all, head, described };
+    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy, Part part) const;
     bool scan_into(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const; // scan_shards, into `out`
     // The record of the live allocation that a's page hint names, if it contains `a`, read
     // without a lock: false when there is no such hint or a writer of a's shard came by (then
     // lookup() decides, under the lock, and *out holds nothing of use). Copies the record's
-    // first `Bytes` (all of it, or its head). Two cache lines and the record's, and no store to
-    // memory another thread reads.
-    template <size_t Bytes> bool read_hinted(uintptr_t a, AllocationRecord *out) const noexcept;
+    // part `P`. Two cache lines and the node's last (and the tag's line for a tagged one when
+    // P asks for the tag), and no store to memory another thread reads.
+    template <Part P> bool read_hinted(uintptr_t a, AllocationRecord *out) const noexcept;
     // Every shard's map: for an address beyond the index, and for a vacancy's end that lies
     // outside the address's granule.
     std::optional<AllocationRecord> scan_shards(uintptr_t a, Vacancy *vacancy) const;
