@@ -16,11 +16,12 @@ namespace tidal {
 inline constexpr size_t kPlacedByBytes = sizeof(tidal_pointer_info::placed_by);
 inline constexpr char kPlacedByNone[kPlacedByBytes] = {};
 
-// In the order a registry node wants it (AllocationRegistry::Slot): what an interior query
-// reads (kHeadFrom on: base to vendor_pooled) last, so that it fills one 64-byte line of the
-// node with the slot's flags; the tag on the line before (read only when the allocation has
-// one); raw and raw_size, which only a free reads, first. At 10^6 live allocations a query's
-// record is a cache miss: one line a query where the record spread over three or four.
+// In the order a registry node wants it (AllocationRegistry::Slot): what an interior query or
+// a declaration reads (the head: base to vendor_pooled) last, so that it fills one 64-byte line
+// of the node with the slot's flags; the tag on the line before (a query reads it only when the
+// allocation has one); raw and raw_size, which only the paths that allocate and free read,
+// first. At 10^6 live allocations a query's record is a cache miss: one line a query where the
+// record spread over three or four.
 struct AllocationRecord {
     void *raw = nullptr;      // what the runtime returned (differs when over-aligned)
     size_t raw_size = 0;
