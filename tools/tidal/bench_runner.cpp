@@ -23,14 +23,6 @@ using WallClock = std::chrono::steady_clock;
 
 double since(WallClock::time_point t0) { return std::chrono::duration<double>(WallClock::now() - t0).count(); }
 
-// tidal_clock: the host's monotonic clock on a GPU, the simulated clock on the simulated device.
-double clock_of(tidal_context *ctx)
-{
-    double s = 0;
-    tidal_clock(ctx, &s);
-    return s;
-}
-
 double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());

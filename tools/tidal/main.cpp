@@ -44,6 +44,13 @@ std::string describe_configuration(tidal_context *ctx)
 
 std::string failure_text(tidal_status s) { return fmt::format("{}: {}", tidal_status_name(s), tidal_last_error()); }
 
+double clock_of(tidal_context *ctx)
+{
+    double s = 0;
+    tidal_clock(ctx, &s);
+    return s;
+}
+
 tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size, uint64_t seed,
                        uint64_t *result, const void *source, uint32_t repeat, double *elapsed_ms)
 {

@@ -58,13 +58,6 @@ struct PairResult {
     Figure tidal_off, runtime_off, tidal_on, runtime_on;
 };
 
-double clock_of(tidal_context *ctx)
-{
-    double s = 0;
-    tidal_clock(ctx, &s);
-    return s;
-}
-
 // Median GB/s of `reps` runs of `once` (after one warm-up run), by wall clock and tidal_clock.
 Figure measure(tidal_context *ctx, uint64_t bytes, unsigned reps, const std::function<tidal_status()> &once)
 {

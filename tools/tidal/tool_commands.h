@@ -19,6 +19,9 @@ tidal_context *open_context(const std::string &config_file, const std::string &r
 std::string describe_configuration(tidal_context *ctx);
 // "TIDAL_ERROR_...: detail" for the calling thread's last failure.
 std::string failure_text(tidal_status s);
+// tidal_clock in seconds: the host's monotonic clock on a GPU, the simulated clock on the
+// simulated device; 0 when it fails.
+double clock_of(tidal_context *ctx);
 // Runs one validation kernel and waits for it (tidal_check_run). `result` gets
 // PATTERN_VERIFY's mismatch count, `elapsed_ms` the device time of all `repeat` runs.
 tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size,
