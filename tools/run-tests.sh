@@ -40,7 +40,7 @@ meson test -C build --print-errorlogs --num-processes "$jobs" --no-suite faults
 # The sanitizer build leaves out the GPU modules: they link vendor runtimes ASan cannot see into.
 # It compiles at -O1 with line tables only (-g1), as ASan's documentation advises: reports keep
 # their file:line frames, and it compiles in about half of -O2 -g's time (with -O2 -g it was
-# half of CI's 30 minutes on 2 cores, the `tidal` tool's files about a minute each).
+# half of a 31-minute clean-clone run on 2 cores, the `tidal` tool's files about a minute each).
 asan_options=(-Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false
               -Dc_args=-g1 -Dcpp_args=-g1
               -Dhip=disabled -Dcuda=disabled -Dhip_kernels=disabled -Dnvcc_kernels=disabled)

@@ -23,12 +23,6 @@ using WallClock = std::chrono::steady_clock;
 
 double since(WallClock::time_point t0) { return std::chrono::duration<double>(WallClock::now() - t0).count(); }
 
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
 // The resolved configuration with the runtime pinned to the one in use (so "auto" does not

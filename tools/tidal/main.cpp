@@ -51,6 +51,12 @@ double clock_of(tidal_context *ctx)
     return s;
 }
 
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
 tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size, uint64_t seed,
                        uint64_t *result, const void *source, uint32_t repeat, double *elapsed_ms)
 {

@@ -77,10 +77,6 @@ Figure measure(tidal_context *ctx, uint64_t bytes, unsigned reps, const std::fun
         wall.push_back(std::chrono::duration<double>(WallClock::now() - t0).count());
         clock.push_back(clock_of(ctx) - c0);
     }
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    };
     const double w = median(wall), c = median(clock);
     f.wall_gbs = w > 0 ? static_cast<double>(bytes) / w / 1e9 : 0;
     f.clock_gbs = c > 0 ? static_cast<double>(bytes) / c / 1e9 : 0;

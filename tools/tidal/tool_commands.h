@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <tidal/tidal.h>
 
@@ -22,6 +23,8 @@ std::string failure_text(tidal_status s);
 // tidal_clock in seconds: the host's monotonic clock on a GPU, the simulated clock on the
 // simulated device; 0 when it fails.
 double clock_of(tidal_context *ctx);
+// The middle value (the mean of the two middle ones for an even count); `v` must not be empty.
+double median(std::vector<double> v);
 // Runs one validation kernel and waits for it (tidal_check_run). `result` gets
 // PATTERN_VERIFY's mismatch count, `elapsed_ms` the device time of all `repeat` runs.
 tidal_status run_check(tidal_context *ctx, tidal_check_kind kind, int32_t device, void *target, size_t size,
