@@ -1,7 +1,6 @@
 // `tidal doctor FILE`: a trace (replayed on the simulated device) or a statistics snapshot (read
 // from its counters); names, per buffer, the seed's three symptoms and host/device alternation,
 // each with the fix to paste.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +9,7 @@
 
 #include "byte_sizes.h"
 #include "snapshot_doctor.h"
+#include "command_options.h"
 #include "tool_commands.h"
 #include "trace_doctor.h"
 #include "trace_file.h"
@@ -17,13 +17,6 @@
 
 namespace tidal_tool {
 namespace {
-
-struct DoctorOptions {
-    std::string file; // a trace or a statistics snapshot
-    std::string config;
-    std::string profile;
-    bool json = false;
-};
 
 // The findings of either diagnosis as text under `header`, then what the input cannot tell.
 void print_findings(const std::string &header, const std::vector<Finding> &found, const std::vector<std::string> &blind)
@@ -86,6 +79,8 @@ int diagnose_snapshot(const DoctorOptions &o, const nlohmann::json &snapshot)
     return 0;
 }
 
+} // namespace
+
 int run_doctor(const DoctorOptions &o)
 {
     std::ifstream in(o.file, std::ios::binary);
@@ -124,37 +119,6 @@ int run_doctor(const DoctorOptions &o)
                                    trace.records.size(), trace.runtime),
                        found, {});
     return 0;
-}
-
-} // namespace
-
-void add_doctor_command(CLI::App &app)
-{
-    auto o = std::make_shared<DoctorOptions>();
-    CLI::App *cmd = app.add_subcommand(
-        "doctor", "Name first-access latency, thrashing, fault-bound kernels, alternation (trace, stats)\n"
-                  "FILE is a trace (recorded with TIDAL_TRACE=FILE) or a statistics snapshot (written by "
-                  "TIDAL_STATS=FILE or tidal_stats_json); the doctor tells them apart. A trace is replayed on the "
-                  "simulated device, watching every managed buffer: a first kernel that waits on page faults with "
-                  "nothing declared before it (fix: a declaration), later kernels that keep faulting or reading over "
-                  "the link (fix: preferred-location advice, as a rules entry), a buffer tidal evicts and brings back "
-                  "while the program leaves it alone (thrashing; fix: the batch size or the access pattern), and a "
-                  "buffer moving host <-> device again and again (fix: a lookahead declaration or pinned memory). "
-                  "Kernels are seen through tidal_check_run; a program's own kernels show only through its "
-                  "declarations. A snapshot is read from its counters per tag group: demand-paged bytes against "
-                  "prefetched ones, bytes read over the link, and bytes moved both ways against the group's largest "
-                  "buffer and tidal's evictions. Its page-fault counts come from the simulated device (a GPU runtime "
-                  "counts none); counters have no order, so a snapshot's findings name no line, and the doctor lists "
-                  "what they cannot tell. Each finding names the buffer by tag and prints its fix ready to paste.");
-    cmd->add_option("FILE", o->file, "The trace or statistics snapshot")->required()->type_name("FILE");
-    cmd->add_option("--config", o->config, "Configuration to replay a trace under (default: built-in defaults)")->type_name("FILE");
-    cmd->add_option("--profile", o->profile, "Hardware profile of the simulated device (a file or a built-in name)")
-        ->type_name("FILE");
-    cmd->add_flag("--json", o->json, "Print JSON instead of text");
-    cmd->callback([o] {
-        if (int rc = run_doctor(*o); rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
 }
 
 } // namespace tidal_tool

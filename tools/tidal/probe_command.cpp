@@ -1,4 +1,3 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -6,6 +5,7 @@
 #include <vector>
 
 #include "byte_sizes.h"
+#include "command_options.h"
 #include "tool_commands.h"
 
 namespace tidal_tool {
@@ -17,13 +17,6 @@ int32_t local_rank_device(const tidal_system_info &sys)
 {
     return sys.local_rank >= 0 && sys.device_count > 0 ? sys.local_rank % sys.device_count : 0;
 }
-
-struct ProbeOptions {
-    std::string config;
-    std::string runtime;
-    bool json = false;
-    uint64_t batch_hint_sample = 0; // bytes per sample; 0: no hint
-};
 
 // ROCm's guidance: keep a batch's working set within half the L2, i.e. L2 / (2 x sample size).
 uint64_t batch_hint(uint64_t l2, uint64_t sample) { return sample && l2 ? l2 / (2 * sample) : 0; }
@@ -78,6 +71,8 @@ std::string cell(const tidal_peer_info &p)
         text += fmt::format(" r{}", p.performance_rank);
     return text;
 }
+
+} // namespace
 
 int run_probe(const ProbeOptions &o)
 {
@@ -214,37 +209,6 @@ int run_probe(const ProbeOptions &o)
         fmt::print("\n");
     }
     return 0;
-}
-
-} // namespace
-
-void add_probe_command(CLI::App &app)
-{
-    auto o = std::make_shared<ProbeOptions>();
-    CLI::App *probe = app.add_subcommand(
-        "probe", "Show the runtime in use and what each device can do\n"
-                 "Prints the runtime tidal chose (or --runtime / the configuration names) and, for each device, its "
-                 "memory, migration page size, L2 cache, managed-memory support, whether managed pages migrate on a "
-                 "device fault (XNACK on AMD), pageable-memory access, fine-grained kinds, host-native atomics, NUMA "
-                 "node with its CPUs and PCI bus id; then the peer matrix: for each pair of devices whether one reaches "
-                 "the other's memory directly, the link type (pcie, xgmi, nvlink; CUDA names none), hops and the "
-                 "runtime's performance rank where known. --json carries all of it (\"peers\": one entry per pair). "
-                 "A simulated device is labelled as such.");
-    probe->add_flag("--json", o->json, "Print JSON instead of a table");
-    probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
-        ->type_name("FILE");
-    probe->add_option("--runtime", o->runtime, "Runtime to probe: auto, sim, hip or cuda")
-        ->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
-    probe->add_option("--batch-hint", o->batch_hint_sample,
-                      "Also print the batch size the ROCm guidance suggests for samples of SAMPLE_BYTES (a byte count "
-                      "or a size such as 1MiB): L2 size / (2 x SAMPLE_BYTES); a heuristic, not a measurement")
-        ->type_name("SAMPLE_BYTES")
-        ->transform(byte_size_option(1, uint64_t{1} << 40));
-    probe->callback([o] {
-        int rc = run_probe(*o);
-        if (rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
 }
 
 } // namespace tidal_tool

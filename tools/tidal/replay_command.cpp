@@ -1,7 +1,6 @@
 // `tidal replay TRACE --config A.toml [--config B.toml ...]`: a recorded trace replayed on the
 // simulated device under each configuration, the figures side by side, and the placements
 // that differ between them (what explains the figures).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,20 +12,13 @@
 #include "bench_svg.h"
 #include "byte_sizes.h"
 #include "output_file.h"
+#include "command_options.h"
 #include "tool_commands.h"
 #include "trace_file.h"
 #include "trace_replayer.h"
 
 namespace tidal_tool {
 namespace {
-
-struct ReplayOptions {
-    std::vector<std::string> traces; // one per rank of a job, or one
-    std::vector<std::string> configs;
-    std::string profile;
-    std::string svg;
-    bool json = false;
-};
 
 constexpr size_t kSvgSeries = 8; // the largest tags; the rest are drawn as one "other"
 
@@ -238,6 +230,8 @@ nlohmann::json trace_json(const Trace &trace, const std::string &path, const std
     return j;
 }
 
+} // namespace
+
 int run_replay(const ReplayOptions &o)
 {
     std::vector<Trace> traces(o.traces.size());
@@ -289,34 +283,6 @@ int run_replay(const ReplayOptions &o)
     if (o.traces.size() > 1)
         print_summed(o.traces.size(), summed(per_trace));
     return 0;
-}
-
-} // namespace
-
-void add_replay_command(CLI::App &app)
-{
-    auto o = std::make_shared<ReplayOptions>();
-    CLI::App *cmd = app.add_subcommand(
-        "replay", "Replay a recorded trace on the simulated device under one or more configurations\n"
-                  "TRACE is a file recorded with TIDAL_TRACE=FILE (or [telemetry] trace) on any runtime; give several "
-                  "(one per rank of a job, recorded with TIDAL_TRACE=trace-%r.jsonl) to see each rank and then all "
-                  "of them together (bytes, evictions, peaks and failures added up; the slowest rank's time). Each call is "
-                  "issued again through the public API on a simulated-device context per --config, recorded addresses "
-                  "and streams mapped to the new ones. Prints, side by side: simulated time, bytes migrated, "
-                  "evictions, peak device memory and failures, then the allocations each configuration placed "
-                  "differently. A trace that is cut short or corrupt is refused naming its line (exit status 1).");
-    cmd->add_option("TRACE", o->traces, "The trace file(s): one, or one per rank")->required()->type_name("TRACE...");
-    cmd->add_option("--config", o->configs, "A configuration to replay under (repeat to compare; default: built-in defaults)")
-        ->type_name("FILE");
-    cmd->add_option("--profile", o->profile, "Hardware profile of the simulated device (a file or a built-in name)")
-        ->type_name("FILE");
-    cmd->add_option("--svg", o->svg, "Also draw device memory over time by tag, one chart per configuration, to FILE")
-        ->type_name("FILE");
-    cmd->add_flag("--json", o->json, "Print JSON instead of a table (with every allocation's placement)");
-    cmd->callback([o] {
-        if (int rc = run_replay(*o); rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
 }
 
 } // namespace tidal_tool

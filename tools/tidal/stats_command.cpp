@@ -1,5 +1,4 @@
 // `tidal stats FILE`: a statistics snapshot (TIDAL_STATS=FILE, tidal_stats_json) as tables.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "command_options.h"
 #include "tool_commands.h"
 
 namespace tidal_tool {
@@ -113,6 +113,8 @@ void print_snapshot(const json &s)
     }
 }
 
+} // namespace
+
 int run_stats(const std::string &file)
 {
     std::ifstream in(file);
@@ -141,23 +143,6 @@ int run_stats(const std::string &file)
         return 1;
     }
     return 0;
-}
-
-} // namespace
-
-void add_stats_command(CLI::App &app)
-{
-    CLI::App *stats = app.add_subcommand(
-        "stats", "Print a statistics snapshot as tables\n"
-                 "Reads FILE, a snapshot written by TIDAL_STATS=FILE (or [telemetry] stats) when a context was "
-                 "destroyed, or by tidal_stats_json, and prints live memory by kind and by tag, the pools, each "
-                 "device's migrations, page faults (simulated device) by device and tag, the errors by status and the leaks. Exit status 1 when FILE is no snapshot.");
-    auto file = std::make_shared<std::string>();
-    stats->add_option("FILE", *file, "statistics snapshot (JSON, schema tidal-stats/1)")->required();
-    stats->callback([file] {
-        if (int rc = run_stats(*file); rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
 }
 
 } // namespace tidal_tool

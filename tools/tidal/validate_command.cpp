@@ -3,7 +3,6 @@
 // runtime's range attributes and the data agree after every move; elastic memory also goes to
 // its host home and back. Then measure the copy kernel against the runtime's own
 // device-to-device memcpy.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,20 +12,11 @@
 #include <vector>
 
 #include "byte_sizes.h"
+#include "command_options.h"
 #include "tool_commands.h"
 
 namespace tidal_tool {
 namespace {
-
-struct ValidateOptions {
-    std::string config;
-    std::string runtime;
-    bool json = false;
-    int device = -1;
-    uint64_t size = 64ull << 20;
-    uint64_t bandwidth_size = 0; // 0: 1 GiB on a GPU, 64 MiB on the simulated device
-    unsigned repeat = 10;
-};
 
 enum class Verdict { pass, fail, unsupported, skipped };
 
@@ -472,6 +462,8 @@ void print_atomics(const std::vector<Row> &rows)
         fmt::print("    {}: {}\n", cells, reason);
 }
 
+} // namespace
+
 int run_validate(const ValidateOptions &o)
 {
     if (o.size % 8 != 0 || o.bandwidth_size % 8 != 0) {
@@ -557,39 +549,6 @@ int run_validate(const ValidateOptions &o)
     else
         fmt::print("{}\n", failed ? "validation FAILED" : "validation passed");
     return failed ? 1 : 0;
-}
-
-} // namespace
-
-void add_validate_command(CLI::App &app)
-{
-    auto o = std::make_shared<ValidateOptions>();
-    CLI::App *cmd = app.add_subcommand(
-        "validate", "Check every allocation kind on each device with the validation kernels\n"
-                    "For each device and allocation kind: allocate through tidal, run the touch / pattern / atomics "
-                    "kernels on the device, prefetch both ways and check the data and the runtime's range attributes "
-                    "after each move; elastic memory is also offloaded and restored (the pattern must come back at "
-                    "the same address) and, on the simulated device, a kernel on it while offloaded must fault "
-                    "(unsupported where the runtime has no virtual-memory API); then compare the copy kernel with the runtime's own memcpy. Prints a table "
-                    "(pass / FAIL / unsupported, with reasons); exit status 1 on any failure.");
-    cmd->add_flag("--json", o->json, "Print JSON instead of a table");
-    cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
-        ->type_name("FILE");
-    cmd->add_option("--runtime", o->runtime, "Runtime: auto, sim, hip or cuda")->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
-    cmd->add_option("--device", o->device, "Validate only this device (default: all)");
-    cmd->add_option("--size", o->size, "Bytes per kind, e.g. 16MiB (default 64MiB)")
-        ->type_name("SIZE")
-        ->transform(byte_size_option(4096, uint64_t{1} << 34));
-    cmd->add_option("--bandwidth-size", o->bandwidth_size,
-                    "Bytes per copy in the bandwidth check, e.g. 256MiB (default 1GiB on a GPU, 64MiB simulated)")
-        ->type_name("SIZE")
-        ->transform(byte_size_option(8, uint64_t{1} << 40));
-    cmd->add_option("--repeat", o->repeat, "Timed repetitions of each copy (default 10)")->check(CLI::Range(1u, 1000u));
-    cmd->callback([o] {
-        int rc = run_validate(*o);
-        if (rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
 }
 
 } // namespace tidal_tool
