@@ -11,6 +11,26 @@
 #include "tool_commands.h"
 
 namespace tidal_tool {
+namespace {
+
+// The command's callback: `run` on what the command line filled in; a non-zero exit status ends
+// the tool with it.
+template <typename Options> void run_with(CLI::App *cmd, std::shared_ptr<Options> o, int (*run)(const Options &))
+{
+    cmd->callback([o, run] {
+        if (int rc = run(*o); rc != 0)
+            throw CLI::RuntimeError(rc);
+    });
+}
+
+// --runtime NAME, one of the runtimes open_context knows ("" when not given).
+CLI::Option *add_runtime_option(CLI::App *cmd, std::string &runtime, const std::string &what = "Runtime")
+{
+    return cmd->add_option("--runtime", runtime, what + ": auto, sim, hip or cuda")
+        ->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+}
+
+} // namespace
 
 void add_probe_command(CLI::App &app)
 {
@@ -27,18 +47,13 @@ void add_probe_command(CLI::App &app)
     probe->add_flag("--json", o->json, "Print JSON instead of a table");
     probe->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
         ->type_name("FILE");
-    probe->add_option("--runtime", o->runtime, "Runtime to probe: auto, sim, hip or cuda")
-        ->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+    add_runtime_option(probe, o->runtime, "Runtime to probe");
     probe->add_option("--batch-hint", o->batch_hint_sample,
                       "Also print the batch size the ROCm guidance suggests for samples of SAMPLE_BYTES (a byte count "
                       "or a size such as 1MiB): L2 size / (2 x SAMPLE_BYTES); a heuristic, not a measurement")
         ->type_name("SAMPLE_BYTES")
         ->transform(byte_size_option(1, uint64_t{1} << 40));
-    probe->callback([o] {
-        int rc = run_probe(*o);
-        if (rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(probe, o, run_probe);
 }
 
 void add_config_command(CLI::App &app)
@@ -53,11 +68,7 @@ void add_config_command(CLI::App &app)
                  "column, with a suggestion for a misspelt key. Exit status 1 on any error.");
     auto file = std::make_shared<std::string>();
     check->add_option("FILE", *file, "TOML configuration file")->required();
-    check->callback([file] {
-        int rc = run_config_check(*file);
-        if (rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(check, file, run_config_check);
 }
 
 void add_validate_command(CLI::App &app)
@@ -74,7 +85,7 @@ void add_validate_command(CLI::App &app)
     cmd->add_flag("--json", o->json, "Print JSON instead of a table");
     cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults)")
         ->type_name("FILE");
-    cmd->add_option("--runtime", o->runtime, "Runtime: auto, sim, hip or cuda")->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+    add_runtime_option(cmd, o->runtime);
     cmd->add_option("--device", o->device, "Validate only this device (default: all)");
     cmd->add_option("--size", o->size, "Bytes per kind, e.g. 16MiB (default 64MiB)")
         ->type_name("SIZE")
@@ -84,11 +95,7 @@ void add_validate_command(CLI::App &app)
         ->type_name("SIZE")
         ->transform(byte_size_option(8, uint64_t{1} << 40));
     cmd->add_option("--repeat", o->repeat, "Timed repetitions of each copy (default 10)")->check(CLI::Range(1u, 1000u));
-    cmd->callback([o] {
-        int rc = run_validate(*o);
-        if (rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(cmd, o, run_validate);
 }
 
 void add_bench_command(CLI::App &app)
@@ -114,7 +121,7 @@ void add_bench_command(CLI::App &app)
     cmd->add_option("--config", o->config, "Configuration file (default: $TIDAL_CONFIG, else built-in defaults); its "
                                            "[pool] table is replaced for each backend")
         ->type_name("FILE");
-    cmd->add_option("--runtime", o->runtime, "Runtime: auto, sim, hip or cuda")->check(CLI::IsMember({"auto", "sim", "hip", "cuda"}));
+    add_runtime_option(cmd, o->runtime);
     cmd->add_option("--device", o->device, "Device to measure (default 0)")->check(CLI::NonNegativeNumber);
     cmd->add_flag("--quick", o->quick,
                   "For CI: latency sizes 256,64KiB,1MiB, copies up to 16 MiB, at most 5 repetitions (seconds on the "
@@ -157,11 +164,7 @@ void add_bench_command(CLI::App &app)
                   "(staged through pinned memory) and \"auto\" (peer access enabled on first use), each against the "
                   "runtime's own copy of the same buffers in the same run; wall clock and tidal_clock both, median of "
                   "--reps (default 5). With one device there is no pair: it says so. --json carries every figure");
-    cmd->callback([o] {
-        int rc = run_bench(*o);
-        if (rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(cmd, o, run_bench);
 }
 
 void add_stats_command(CLI::App &app)
@@ -173,10 +176,7 @@ void add_stats_command(CLI::App &app)
                  "device's migrations, page faults (simulated device) by device and tag, the errors by status and the leaks. Exit status 1 when FILE is no snapshot.");
     auto file = std::make_shared<std::string>();
     stats->add_option("FILE", *file, "statistics snapshot (JSON, schema tidal-stats/1)")->required();
-    stats->callback([file] {
-        if (int rc = run_stats(*file); rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(stats, file, run_stats);
 }
 
 void add_replay_command(CLI::App &app)
@@ -199,10 +199,7 @@ void add_replay_command(CLI::App &app)
     cmd->add_option("--svg", o->svg, "Also draw device memory over time by tag, one chart per configuration, to FILE")
         ->type_name("FILE");
     cmd->add_flag("--json", o->json, "Print JSON instead of a table (with every allocation's placement)");
-    cmd->callback([o] {
-        if (int rc = run_replay(*o); rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(cmd, o, run_replay);
 }
 
 void add_doctor_command(CLI::App &app)
@@ -228,10 +225,7 @@ void add_doctor_command(CLI::App &app)
     cmd->add_option("--profile", o->profile, "Hardware profile of the simulated device (a file or a built-in name)")
         ->type_name("FILE");
     cmd->add_flag("--json", o->json, "Print JSON instead of text");
-    cmd->callback([o] {
-        if (int rc = run_doctor(*o); rc != 0)
-            throw CLI::RuntimeError(rc);
-    });
+    run_with(cmd, o, run_doctor);
 }
 
 } // namespace tidal_tool
