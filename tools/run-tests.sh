@@ -6,8 +6,10 @@
 # figures, optimised), `install` (installs this build), `layout` (source checks), `device` (a
 # real GPU; skips without one), `hip-standin` and `gpu-modules` (the GPU runtime modules, which
 # the sanitizer build leaves out), and `abi` (in both: the exported symbols of the library as
-# shipped, and old clients' small structs under the sanitizers). Its tests run while the
-# sanitizer build compiles; their output follows the build's. Exit status 0 only if all pass.
+# shipped, and old clients' small structs under the sanitizers). It compiles what these need,
+# benchmarks and what is installed (not the other suites' test programs), and its tests run
+# while the sanitizer build compiles; their output follows the build's. Exit status 0 only if all
+# pass.
 #
 # --tsan (or TIDAL_TSAN=1) runs instead the ThreadSanitizer setup: build-tsan, the unit, capi
 # and stress suites, the stress test with TIDAL_STRESS_OPS operations (default 2000000) with the
@@ -40,9 +42,14 @@ if grep -Eqs '"name": "(tests|bench)", "value": "disabled"' build/meson-info/int
     meson setup --wipe build -Dtests=auto -Dbench=auto "${normal_options[@]}"
 fi
 [ -d build ] || meson setup build "${normal_options[@]}"
-ninja -C build -j "$jobs"
-normal_suites=(--suite calibration --suite install --suite layout --suite device --suite hip-standin
-               --suite gpu-modules --suite abi)
+normal_suite_names=(calibration install layout device hip-standin gpu-modules abi)
+normal_suites=()
+for s in "${normal_suite_names[@]}"; do normal_suites+=(--suite "$s"); done
+# Everything but the test programs that only the sanitizer build's suites run (build_targets.py).
+ninja -C build build.ninja >/dev/null # the introspection below reads an up-to-date setup
+mapfile -t normal_targets < <(python3 tools/build_targets.py build "${normal_suite_names[@]}")
+[ "${#normal_targets[@]}" -gt 0 ] || { echo "tools/build_targets.py named no target" >&2; exit 1; }
+ninja -C build -j "$jobs" "${normal_targets[@]}"
 # The sanitizer build leaves out the GPU modules: they link vendor runtimes ASan cannot see into.
 # It compiles at -O1 with line tables only (-g1), as ASan's documentation advises: reports keep
 # their file:line frames, and it compiles in about half of -O2 -g's time (with -O2 -g it was
