@@ -19,10 +19,6 @@
 namespace tidal_tool {
 namespace {
 
-using WallClock = std::chrono::steady_clock;
-
-double since(WallClock::time_point t0) { return std::chrono::duration<double>(WallClock::now() - t0).count(); }
-
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
 // The resolved configuration with the runtime pinned to the one in use (so "auto" does not

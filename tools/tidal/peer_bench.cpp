@@ -20,8 +20,6 @@
 namespace tidal_tool {
 namespace {
 
-using WallClock = std::chrono::steady_clock;
-
 struct Closer {
     void operator()(tidal_context *ctx) const noexcept { tidal_context_destroy(ctx); }
 };
@@ -74,7 +72,7 @@ Figure measure(tidal_context *ctx, uint64_t bytes, unsigned reps, const std::fun
             f.failure = failure_text(s);
             return f;
         }
-        wall.push_back(std::chrono::duration<double>(WallClock::now() - t0).count());
+        wall.push_back(since(t0));
         clock.push_back(clock_of(ctx) - c0);
     }
     const double w = median(wall), c = median(clock);

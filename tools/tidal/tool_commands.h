@@ -2,6 +2,7 @@
 // first customer.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ std::string failure_text(tidal_status s);
 // tidal_clock in seconds: the host's monotonic clock on a GPU, the simulated clock on the
 // simulated device; 0 when it fails.
 double clock_of(tidal_context *ctx);
+// Seconds of the host's steady clock since `t0` (wall-clock timing in the benchmarks).
+using WallClock = std::chrono::steady_clock;
+inline double since(WallClock::time_point t0) { return std::chrono::duration<double>(WallClock::now() - t0).count(); }
 // The middle value (the mean of the two middle ones for an even count); `v` must not be empty.
 double median(std::vector<double> v);
 // Runs one validation kernel and waits for it (tidal_check_run). `result` gets
