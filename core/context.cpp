@@ -68,7 +68,8 @@ AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints
     r.hints = hints;
     r.advice = decision.placement.advice;
     r.size = r.raw_size = size;
-    copy_name(r.tag, sizeof r.tag, tag);
+    if (tag && tag[0] != '\0') // most allocations have none, and r.tag is all zeros already
+        copy_name(r.tag, sizeof r.tag, tag);
     r.placed_by = decision.placed_by;
     return r;
 }
@@ -753,7 +754,7 @@ void Context::advise(const void *ptr, size_t size, uint32_t set, uint32_t unset)
 
 void Context::declare(void *stream, const tidal_access *accesses, size_t count, uint32_t flags)
 {
-    constexpr size_t kHintsAhead = 8, kRecordAhead = 4;
+    constexpr size_t kHintsAhead = 8;
     if (flags & ~TIDAL_DECLARE_FLAGS_ALL)
         throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("unknown declaration flags {:#x}", flags & ~TIDAL_DECLARE_FLAGS_ALL),
                     "use TIDAL_DECLARE_* flags");
@@ -775,12 +776,10 @@ void Context::declare(void *stream, const tidal_access *accesses, size_t count, 
     bool any_managed = false;
     int32_t checked = TIDAL_DEVICE_HOST; // the device last found to exist: a call names few, range after range
     for (size_t i = 0; i < count; ++i) {
-        // Past the L2 (10^4 ranges), each range's record is a cache miss: started some ranges
-        // ahead, the misses overlap.
+        // Past the L2 (10^4 ranges), each range's page hint (which carries the record's head)
+        // is a cache miss: started some ranges ahead, the misses overlap.
         if (i + kHintsAhead < count)
             registry_.prefetch_hints(entries[i + kHintsAhead].ptr);
-        if (i + kRecordAhead < count)
-            registry_.prefetch_record(entries[i + kRecordAhead].ptr);
         const tidal_access &a = entries[i];
         if (a.mode == 0 || (a.mode & ~TIDAL_ACCESS_READ_WRITE))
             throw Error(TIDAL_ERROR_INVALID_ARGUMENT, fmt::format("access {} has mode {:#x}", i, a.mode),

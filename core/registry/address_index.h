@@ -12,17 +12,22 @@
 // A lookup reads the bucket of its granule, then the three covers of its address.
 //  * page hints: per 4 KiB page of the granule, the two items last found there through the
 //    bucket (two, so that a copy between two small blocks of one page finds both ends without
-//    a lock; with one, each end displaced the other's hint and took the locked path). An interior query of a page seen before reads the granule's entry and the item,
-//    two cache lines where the bucket search is four to six; at 10^6 live allocations each
-//    line is a miss. A hint is only a guess the reader checks (the item still live, and
-//    containing the address): a new item names itself in the pages it covers, a lookup that
-//    found its answer in the bucket repairs the page's hint, and the removal of an item clears
-//    the hints naming it, so that none dangles. Freeing and reviving an item writes none.
+//    a lock; with one, each end displaced the other's hint and took the locked path). A hint is
+//    a 64-byte line holding the item and a copy of what a query reads of it (its `Head`), so
+//    that an interior query of a page seen before reads that one line: at 10^6 live
+//    allocations one cache miss, where a hint naming the item alone was two (the hint, then
+//    the item). The owner keeps the copies true: a hint exists only while its item is live,
+//    names it only in pages it covers, and carries its present head. A new or revived item
+//    names itself in its pages, a lookup that found its answer in the bucket repairs the
+//    page's hint, an item freed or changed has its hints cleared or rewritten (`each_hint`),
+//    and the removal of an item clears every hint naming it.
 //
-// Leaves are mapped 2 MiB-aligned (huge_pages.h), zero pages until touched; a 2 MiB region of a
-// leaf is advised as huge pages once kHugeAt of its granules have buckets (64 MiB of indexed
-// memory: ~16 000 4 KiB blocks), so that the granule entry a query reads among 10^6 is not a
-// TLB miss too, while a program with few allocations keeps 4 KiB pages.
+// A granule's hints are 2 KiB (16 pages of two lines), 128 MiB for a leaf's 4 GiB of addresses:
+// 128 bytes per 4 KiB page of indexed memory where it is touched. Leaves are mapped 2 MiB-aligned
+// (huge_pages.h), zero pages until touched; a 2 MiB region of a leaf's hints (1 024 granules)
+// is advised as huge pages once kHugeAt of its granules have buckets (8 MiB of indexed memory:
+// ~2 000 4 KiB blocks), so that the hint a query reads among 10^6 is not a TLB miss too, while
+// a program with few allocations keeps 4 KiB pages.
 //
 // The index itself holds no lock. A bucket and the page hints belong to the registry shard that owns its granule
 // (the registry shards by granule) and are written only under that shard's lock; buckets are
@@ -37,6 +42,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <concepts>
 #include <type_traits>
 #include <cstdint>
 #include <cstdlib>
@@ -48,7 +54,10 @@
 
 namespace tidal {
 
-template <typename T> class AddressIndex {
+// T: the items (the registry's slots). Head: what a hint copies of its item (trivially copyable;
+// the index only stores it).
+struct NoHead {};
+template <typename T, typename Head = NoHead> class AddressIndex {
 public:
     // 64 KiB: a bucket of 256-byte blocks holds at most 256 bases (8 probes), a pooled 1 MiB
     // block revived writes 15 covers, and 4 KiB blocks (16 to a bucket) spread over shards by
@@ -60,8 +69,17 @@ public:
     static constexpr uintptr_t kLimit = uintptr_t{1} << kAddressBits; // addresses at or above: not indexed
     static constexpr uintptr_t kGranule = uintptr_t{1} << kGranuleBits;
     static constexpr unsigned kPageBits = 12; // the hints' page: one 4 KiB pooled block each
+    static constexpr uintptr_t kPage = uintptr_t{1} << kPageBits;
     static constexpr size_t kPages = size_t{1} << (kGranuleBits - kPageBits);
-    static constexpr size_t kHints = 2; // per page, newest first: 16 bytes, one cache line
+    static constexpr size_t kHints = 2; // per page, newest first: 128 bytes, two cache lines
+
+    // One line: an item and the copy of its head, written by the owner under the shard's lock,
+    // read by a query without it (a sequence-lock reader, which copies it and checks after).
+    struct alignas(64) Hint {
+        T *item; // null: no hint
+        Head head;
+    };
+    static_assert(sizeof(Hint) == 64, "a hint is one cache line");
 
     struct Member {
         uintptr_t base;
@@ -71,15 +89,21 @@ public:
 
     // Plain words reached through std::atomic_ref where shards meet (covers, leaf pointers), so
     // that mmap's zero pages are valid objects: a leaf costs memory only where touched.
+    // A granule's hints: 2 KiB, so that the hints of an address lie at a shift and a mask of it
+    // from its leaf (a pooled free or revival finds them in a few instructions).
     struct Granule {
-        T *pages[kPages][kHints]; // hints: items of this granule's bucket overlapping the page, or null
+        Hint pages[kPages][kHints]; // items of this granule's bucket overlapping the page
+    };
+    static_assert(sizeof(Granule) == kPages * kHints * sizeof(Hint));
+    // What else a granule has, beside its hints (read by lookups under a lock, and covers).
+    struct Links {
         Bucket *bucket;   // owned; the hints and the bucket are guarded by the owning shard's lock
         uintptr_t cover;
     };
 
     // Granules with a bucket in one 2 MiB region of a leaf before it is advised as huge pages:
-    // one in eight of its ~7 700, so advising costs at most 8x the small pages it replaces.
-    static constexpr uint32_t kHugeAt = 1024;
+    // one in eight of its 1 024, so advising costs at most 8x the small pages it replaces.
+    static constexpr uint32_t kHugeAt = 128;
 
     // `advise`: where the kernel is asked for huge pages (tests hand in a refusing stand-in).
     explicit AddressIndex(HugePages::Advise advise = &::madvise)
@@ -94,7 +118,7 @@ public:
     {
         for (size_t i = 0; i < kTopEntries; ++i)
             if (Leaf *l = top_[i].leaf) {
-                for (Granule &g : l->granules)
+                for (Links &g : l->links)
                     delete g.bucket;
                 HugePages::unmap(l, sizeof(Leaf));
             }
@@ -113,10 +137,10 @@ public:
     Bucket &bucket(uintptr_t a)
     {
         Leaf *l = make_leaf(a);
-        Granule &g = l->granules[granule_of(a) & kLeafMask];
+        Links &g = l->links[granule_of(a) & kLeafMask];
         if (!g.bucket) {
             g.bucket = new Bucket;
-            used(l, g);
+            used(l, granule_of(a) & kLeafMask);
         }
         return *g.bucket;
     }
@@ -126,65 +150,131 @@ public:
     Bucket *find_bucket(uintptr_t a) const noexcept
     {
         const Leaf *l = leaf(a);
-        return l ? l->granules[granule_of(a) & kLeafMask].bucket : nullptr;
+        return l ? l->links[granule_of(a) & kLeafMask].bucket : nullptr;
     }
 
-    // The granule entry of `a`, or nullptr where nothing was ever indexed (under the owning
-    // shard's lock for its bucket and hints).
+    // The hints of a's granule, or nullptr where nothing was ever indexed (under the owning
+    // shard's lock, or read as a sequence-lock reader).
     Granule *find_granule(uintptr_t a) const noexcept
     {
         Leaf *l = leaf(a);
         return l ? &l->granules[granule_of(a) & kLeafMask] : nullptr;
     }
     static size_t page_of(uintptr_t a) noexcept { return (a >> kPageBits) & (kPages - 1); }
-    // Starts loading a's page hints (a caller with many addresses to look up, some steps ahead).
+    // The last page of [base, base + size) in base's granule.
+    static size_t last_page(uintptr_t base, size_t size) noexcept
+    {
+        return page_of(granule_of(base + size - 1) == granule_of(base) ? base + size - 1 : base | (kGranule - 1));
+    }
+    // Starts loading a's page hints, both lines (a caller with many addresses to look up, some
+    // steps ahead): all a query through a hint reads of the index and of the item.
     void prefetch_hints(uintptr_t a) const noexcept
     {
-        if (const Leaf *l = leaf(a))
-            __builtin_prefetch(&l->granules[granule_of(a) & kLeafMask].pages[page_of(a)]);
-    }
-    // Starts loading the cache line at `offset` bytes into the item a's newest page hint names,
-    // if any: a guess, read without a lock (a stale hint still names a node of the caller's,
-    // which is never given back).
-    void prefetch_item(uintptr_t a, size_t offset) const noexcept
-    {
-        if (const Leaf *l = leaf(a))
-            if (const T *h = std::atomic_ref(const_cast<T *&>(l->granules[granule_of(a) & kLeafMask].pages[page_of(a)][0]))
-                                 .load(std::memory_order_relaxed))
-                __builtin_prefetch(reinterpret_cast<const char *>(h) + offset);
+        if (const Hint *h = page_hints(a)) {
+            __builtin_prefetch(&h[0]);
+            __builtin_prefetch(&h[kHints - 1]);
+        }
     }
     // Names `item` in the hints of the pages of [base, base + size) that lie in base's granule
-    // (its bucket's granule). Needs indexable(); does nothing where no leaf was made.
-    void hint(uintptr_t base, size_t size, T *item) noexcept
+    // (its bucket's granule), its head written by fill(Head &) in place. Needs indexable(); does
+    // nothing where no leaf was made.
+    template <typename Fill>
+        requires std::invocable<Fill &, Head &>
+    void hint(uintptr_t base, size_t size, T *item, Fill &&fill) noexcept
     {
         Granule *g = find_granule(base);
         if (!g)
             return;
-        const uintptr_t last = granule_of(base + size - 1) == granule_of(base) ? base + size - 1 : base | (kGranule - 1);
-        for (size_t p = page_of(base); p <= page_of(last); ++p)
-            push_hint(g->pages[p], item);
+        size_t p = page_of(base);
+        const size_t last = last_page(base, size);
+        do
+            push_hint(g->pages[p], item, fill);
+        while (++p <= last);
     }
-    // Clears every hint of base's granule naming `item` (before it goes away). All of them, not
-    // only those of its present pages: it may have been found while it was larger.
+    void hint(uintptr_t base, size_t size, T *item, const Head &head = {}) noexcept
+    {
+        hint(base, size, item, [&head](Head &h) { h = head; });
+    }
+    // The pages of [base, base + size) in base's granule, as a mask (bit p: page p).
+    static uint32_t pages_of(uintptr_t base, size_t size) noexcept
+    {
+        const size_t first = page_of(base), last = last_page(base, size);
+        return ((uint32_t{2} << last) - 1) & ~((uint32_t{1} << first) - 1);
+    }
+    // Calls f(hints) with the two hints of each page of base's granule in `pages` (a mask).
+    template <typename F> void each_page(uintptr_t base, uint32_t pages, F &&f) noexcept
+    {
+        const uintptr_t granule = base & ~(kGranule - 1);
+        if (!pages || !leaf(granule))
+            return;
+        for (; pages; pages &= pages - 1)
+            f(page_hints(granule + (uintptr_t{static_cast<unsigned>(__builtin_ctz(pages))} << kPageBits)));
+    }
+    // Whether [base, base + size) lies in one page (then its hints are one page's).
+    static bool one_page(uintptr_t base, size_t size) noexcept { return (base & (kPage - 1)) + size <= kPage; }
+    // The hints of a's page, or nullptr where nothing was ever indexed (under the owning
+    // shard's lock).
+    Hint *page_hints(uintptr_t a) const noexcept
+    {
+        // The leaf's granules are its pages' hints one after the other: a's are at its page
+        // number within the leaf.
+        Leaf *l = leaf(a);
+        constexpr size_t kPageHints = sizeof(Hint) * kHints;
+        return l ? reinterpret_cast<Hint *>(reinterpret_cast<char *>(l->granules.data()) +
+                                            ((a & kLeafAddressMask) >> kPageBits) * kPageHints)
+                 : nullptr;
+    }
+    // Calls f(hint) for each hint naming `item` in the pages of [base, base + size) in base's
+    // granule: an item freed (clear_hint) or changed (its head rewritten) while its size stays.
+    template <typename F> void each_hint(uintptr_t base, size_t size, const T *item, F &&f) noexcept
+    {
+        Granule *g = find_granule(base);
+        if (!g)
+            return;
+        for (size_t p = page_of(base), last = last_page(base, size); p <= last; ++p)
+            for (Hint &h : g->pages[p])
+                if (h.item == item)
+                    f(h);
+    }
+    // Clears every hint of base's granule naming `item` (before it goes away): all pages, not
+    // only those it covers, so that none can dangle whatever the owner did before.
     void forget_hints(uintptr_t base, const T *item) noexcept
     {
         if (Granule *g = find_granule(base))
             for (auto &page : g->pages)
-                for (T *&h : page)
-                    if (h == item)
-                        set_hint(h, nullptr);
+                clear_hints(page, item);
     }
     // Hints are written under the owning shard's lock but read without it (a reader checks the
-    // shard's sequence count around its read): one whole store, which such a reader loads once.
-    static void set_hint(T *&h, T *item) noexcept { std::atomic_ref(h).store(item, std::memory_order_relaxed); }
-    // Makes `item` a page's newest hint; the older one is kept and the oldest forgotten.
-    static void push_hint(T *(&hints)[kHints], T *item) noexcept
+    // shard's sequence count around its read): the item is one whole store, which such a reader
+    // loads once; the head is plain bytes, which it copies and uses only if the count held. A
+    // hint without an item is empty whatever its head says.
+    static void clear_hint(Hint &h) noexcept { std::atomic_ref(h.item).store(nullptr, std::memory_order_relaxed); }
+    // Clears those of a page's hints that name `item`.
+    static void clear_hints(Hint *hints, const T *item) noexcept
+    {
+        for (size_t i = 0; i < kHints; ++i)
+            if (hints[i].item == item)
+                clear_hint(hints[i]);
+    }
+    // Makes `item` a page's newest hint, its head written by fill(Head &); the older one is kept
+    // and the oldest forgotten. An empty newest place is taken as it is (an item freed and
+    // revived in place, the pool's way, writes one line): the owner never leaves an item named
+    // twice.
+    template <typename Fill>
+        requires std::invocable<Fill &, Head &>
+    static void push_hint(Hint *hints, T *item, Fill &&fill) noexcept
     {
         static_assert(kHints == 2);
-        if (hints[0] == item)
-            return;
-        set_hint(hints[1], hints[0]);
-        set_hint(hints[0], item);
+        if (T *newest = hints[0].item; newest != item && newest) {
+            std::atomic_ref(hints[1].item).store(newest, std::memory_order_relaxed);
+            hints[1].head = hints[0].head;
+        }
+        std::atomic_ref(hints[0].item).store(item, std::memory_order_relaxed);
+        fill(hints[0].head);
+    }
+    static void push_hint(Hint *hints, T *item, const Head &head = {}) noexcept
+    {
+        push_hint(hints, item, [&head](Head &h) { h = head; });
     }
 
     // The bases that may contain `a` from an earlier granule: granule, 16 MiB block, 4 GiB block.
@@ -193,7 +283,7 @@ public:
         std::array<uintptr_t, 3> c{};
         c[2] = load(top_[a >> kLeafShift].cover);
         if (const Leaf *l = leaf(a)) {
-            c[0] = load(l->granules[granule_of(a) & kLeafMask].cover);
+            c[0] = load(l->links[granule_of(a) & kLeafMask].cover);
             c[1] = load(l->mids[(granule_of(a) & kLeafMask) >> kMidBits]);
         }
         return c;
@@ -214,18 +304,24 @@ public:
     }
 
 private:
+
     static constexpr unsigned kLeafShift = kGranuleBits + kLeafBits;
+    static constexpr uintptr_t kLeafAddressMask = (uintptr_t{1} << kLeafShift) - 1;
     static constexpr size_t kTopEntries = size_t{1} << (kAddressBits - kLeafShift);
     static constexpr uintptr_t kLeafMask = (uintptr_t{1} << kLeafBits) - 1;
     static constexpr uintptr_t kMidMask = (uintptr_t{1} << kMidBits) - 1;
 
-    static constexpr size_t kRegions = (sizeof(Granule) << kLeafBits) / HugePages::kHuge + 1;
+    static constexpr size_t kRegions = (sizeof(Granule) << kLeafBits) / HugePages::kHuge;
+    static_assert((sizeof(Granule) << kLeafBits) % HugePages::kHuge == 0);
+    // The hints first, at the leaf's 2 MiB-aligned start, so that each 2 MiB region of them is
+    // one huge page once advised.
     struct Leaf {
-        std::array<uintptr_t, size_t{1} << (kLeafBits - kMidBits)> mids;
-        std::array<uint32_t, kRegions> used; // granules with a bucket, per 2 MiB region of the leaf
         std::array<Granule, size_t{1} << kLeafBits> granules;
+        std::array<Links, size_t{1} << kLeafBits> links;
+        std::array<uintptr_t, size_t{1} << (kLeafBits - kMidBits)> mids;
+        std::array<uint32_t, kRegions> used; // granules with a bucket, per 2 MiB region of the hints
     };
-    static_assert(sizeof(Leaf) <= kRegions * HugePages::kHuge);
+
     struct Top {
         Leaf *leaf;
         uintptr_t cover;
@@ -247,17 +343,16 @@ private:
         Leaf *l = slot.load(std::memory_order_acquire);
         if (l)
             return l;
-        auto *fresh = static_cast<Leaf *>(HugePages::map(sizeof(Leaf))); // 18 MiB of address space, zero pages
+        auto *fresh = static_cast<Leaf *>(HugePages::map(sizeof(Leaf))); // 129 MiB of address space, zero pages
         if (slot.compare_exchange_strong(l, fresh, std::memory_order_acq_rel))
             return fresh;
         HugePages::unmap(fresh, sizeof(Leaf)); // another shard made it first
         return l;
     }
     // Granule `g` of leaf `l` got its bucket (under its shard's lock; shards share regions).
-    void used(Leaf *l, const Granule &g) noexcept
+    void used(Leaf *l, uintptr_t g) noexcept
     {
-        const auto offset = static_cast<size_t>(reinterpret_cast<const char *>(&g) - reinterpret_cast<const char *>(l));
-        const size_t r = offset / HugePages::kHuge;
+        const size_t r = g * sizeof(Granule) / HugePages::kHuge;
         if (std::atomic_ref(l->used[r]).fetch_add(1, std::memory_order_relaxed) + 1 != kHugeAt)
             return;
         if (HugePages::advise(reinterpret_cast<char *>(l) + r * HugePages::kHuge, HugePages::kHuge, advise_))
@@ -286,7 +381,7 @@ private:
                 f(l->mids[(g & kLeafMask) >> kMidBits]);
                 g += mid_span;
             } else {
-                f(l->granules[g & kLeafMask].cover);
+                f(l->links[g & kLeafMask].cover);
                 ++g;
             }
         }

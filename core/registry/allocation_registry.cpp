@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <type_traits>
 
 #include "status/error.h"
@@ -12,6 +13,68 @@ uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 } // namespace
 
 static_assert(sizeof(uintptr_t) == 8, "the shard hash assumes 64-bit addresses");
+
+void AllocationRegistry::fill_head(HintHead &h, const Slot &slot) noexcept
+{
+#if defined(__GLIBCXX__)
+    // The node Slot is ordered for (libstdc++'s map node: its links, the key, the slot last).
+    // Were it otherwise, a lookup under the lock would read two lines of each candidate node
+    // where it reads one, and nothing else would change: this keeps that from passing unseen.
+    using Node = std::_Rb_tree_node<SlotMap::value_type>;
+    constexpr size_t head_at = sizeof(Node) - sizeof(Slot) + offsetof(Slot, record) + kHeadFrom;
+    static_assert(sizeof(Node) % NodeArena::kAlign == 0 && NodeArena::kAlign % 64 == 0 && sizeof(Node) - head_at == 64,
+                  "a record's head and the slot's flags fill the node's last line");
+#endif
+    static_assert(sizeof(Index::Hint) == 64);
+    std::memcpy(h.record, reinterpret_cast<const char *>(&slot.record) + kHeadFrom, kHeadBytes);
+    h.tagged = slot.tagged;
+}
+
+// Hints copy a record, so every change of it passes here: a new slot names itself in every page
+// it covers (add_node), a revived one in its first page (the others are repaired by the lookups
+// that need them), a slot freed clears the hints naming it, and advice rewrites them. A block in
+// one page (a pooled block of up to 4 KiB) is the free's and the revival's usual case and is
+// inline there: a shift and a mask to its page's hints, one line written. A larger block's
+// `hinted` pages say where its hints may be: a free of a 1 MiB block looks at its first page,
+// not sixteen.
+inline void AllocationRegistry::hint_revived(uintptr_t base, Slot &slot) noexcept
+{
+    // In one page below kLimit is indexable: it ends at or before the page's end.
+    if (base < Index::kLimit && Index::one_page(base, slot.record.size)) [[likely]] {
+        if (Index::Hint *hints = index_.page_hints(base))
+            Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
+        return;
+    }
+    rehint_pages(base, slot);
+}
+
+inline void AllocationRegistry::unhint(uintptr_t base, Slot &slot) noexcept
+{
+    if (base < Index::kLimit && Index::one_page(base, slot.record.size)) [[likely]] {
+        if (Index::Hint *hints = index_.page_hints(base))
+            Index::clear_hints(hints, &slot);
+        return;
+    }
+    rehint_pages(base, slot);
+}
+
+// hint_revived() and unhint() of a block over more than one page. `hinted` may hold pages of an
+// earlier life too (a one-page life leaves its bits): one more page looked at, nothing missed,
+// as every life ends with no hint naming the slot.
+[[gnu::noinline]] void AllocationRegistry::rehint_pages(uintptr_t base, Slot &slot) noexcept
+{
+    if (!Index::indexable(base, slot.record.size))
+        return;
+    if (slot.live) {
+        if (Index::Hint *hints = index_.page_hints(base)) {
+            Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
+            slot.hinted = static_cast<uint16_t>(1u << Index::page_of(base));
+        }
+        return;
+    }
+    index_.each_page(base, slot.hinted, [&slot](Index::Hint *hints) { Index::clear_hints(hints, &slot); });
+    slot.hinted = 0;
+}
 
 void AllocationRegistry::insert(const AllocationRecord &record)
 {
@@ -35,6 +98,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
             hint->second.hold(record);
             --s.dead;
             ++s.live;
+            hint_revived(base, hint->second); // its hints were cleared when it was freed
             // Spanning granules, its covers may be gone: an allocation made inside its range while
             // it was dead (in another shard, so not seen above) wrote its own. Unless no covers
             // were written since its own and the size is the same: a large block a pool hands out
@@ -77,8 +141,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
     if (revived != s.slots.end()) {
         revived->second.hold(record);
         --s.dead;
-        if (Index::indexable(base, record.size))
-            index_.hint(base, record.size, &revived->second);
+        hint_revived(base, revived->second);
         if (Index::spans(base, record.size))
             revived->second.covered_at = index_spans(base, record.size);
     } else {
@@ -102,7 +165,8 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::add_node(Shard &s, Slo
     bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), base,
                                    [](const Index::Member &m, uintptr_t b) { return m.base < b; }),
                   Index::Member{base, &it->second});
-    index_.hint(base, record.size, &it->second);
+    index_.hint(base, record.size, &it->second, [&it](HintHead &h) { fill_head(h, it->second); }); // every page it covers
+    it->second.hinted = static_cast<uint16_t>(Index::pages_of(base, record.size));
     if (Index::spans(base, record.size))
         it->second.covered_at = index_spans(base, record.size);
     return it;
@@ -180,18 +244,18 @@ AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRec
 {
     const Shard &s = shards_[shard_of(a)];
     std::lock_guard lock(s.mutex);
-    Index::Granule *g = index_.find_granule(a);
-    if (!g)
+    Index::Hint *hints = index_.page_hints(a);
+    if (!hints)
         return Answer::unknown;
-    Slot *(&hints)[Index::kHints] = g->pages[Index::page_of(a)];
-    for (const Slot *hint : hints)
-        if (hint && hint->live && hint->record.contains(reinterpret_cast<const void *>(a))) {
+    for (const Index::Hint &h : std::span(hints, Index::kHints))
+        if (const Slot *hint = h.item; hint && hint->live && hint->record.contains(reinterpret_cast<const void *>(a))) {
             *out = hint->record; // the common case: a page queried before
             return Answer::found;
         }
-    if (!g->bucket)
+    const Index::Bucket *in = index_.find_bucket(a);
+    if (!in)
         return Answer::unknown;
-    const Index::Bucket &bucket = *g->bucket;
+    const Index::Bucket &bucket = *in;
     const auto above = first_above(bucket, a);
     for (auto next = above; want_end && next != bucket.end(); ++next)
         if (next->item->live) {
@@ -203,7 +267,8 @@ AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRec
         if (!slot.live)
             continue;
         if (slot.record.contains(reinterpret_cast<const void *>(a))) {
-            Index::push_hint(hints, &slot); // written under the granule's shard lock, as the bucket is
+            Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); }); // written under the granule's shard lock, as the bucket is
+            slot.hinted |= static_cast<uint16_t>(1u << Index::page_of(a));
             *out = slot.record;
             return Answer::found;
         }
@@ -238,10 +303,11 @@ AllocationRegistry::Answer AllocationRegistry::check_cover(uintptr_t c, uintptr_
 
 // Not instrumented by ThreadSanitizer: the loads below race with writers of the shard by design
 // (a sequence-lock read), and what they read is used only once read_valid() says no writer came
-// by. The hint and the live flag are volatile loads, so that each is read exactly once (a
-// compiler may read a plain pointer twice and see two values); the record (or the part of it
-// asked for) is copied as plain bytes (vector moves: a word-by-word volatile copy cost 100 more
-// instructions per query) and looked at only after the check. Out of line: the attribute must not be inlined away.
+// by. The hint's item is a volatile load, so that it is read exactly once (a compiler may read a
+// plain pointer twice and see two values), and so are the base and size a hint is chosen by;
+// the head (and the node's part asked for) is copied as plain bytes (vector moves: a word-by-word
+// volatile copy cost 100 more instructions per query) and looked at only after the check. Out
+// of line: the attribute must not be inlined away.
 template <AllocationRegistry::Part P>
 [[gnu::noinline, gnu::no_sanitize("thread")]] bool AllocationRegistry::read_hinted(uintptr_t a,
                                                                                  AllocationRecord *out) const noexcept
@@ -250,51 +316,40 @@ template <AllocationRegistry::Part P>
     const uint64_t seq = s.mutex.read_begin();
     if (ShardLock::writing(seq))
         return false;
-    const Index::Granule *g = index_.find_granule(a);
-    if (!g)
+    const Index::Hint *hints = index_.page_hints(a);
+    if (!hints)
         return false;
     // Blocks smaller than a page share its hints, which name two of them: for the others, the
-    // bucket answers (under the lock) without this reader copying a record it cannot use.
-    const Slot *hint = nullptr;
-    for (const Slot *const &h : g->pages[Index::page_of(a)]) {
-        const Slot *candidate = *static_cast<const Slot *const volatile *>(&h);
+    // bucket answers (under the lock) without this reader copying a head it cannot use.
+    constexpr size_t kBase = offsetof(AllocationRecord, base) - kHeadFrom, kSize = offsetof(AllocationRecord, size) - kHeadFrom;
+    const Index::Hint *hint = nullptr;
+    const Slot *item = nullptr;
+    for (const Index::Hint &h : std::span(hints, Index::kHints)) {
+        const Slot *candidate = *static_cast<const Slot *const volatile *>(&h.item);
         if (!candidate)
             continue;
-        const auto base = reinterpret_cast<uintptr_t>(*static_cast<void *const volatile *>(&candidate->record.base));
-        if (a - base < *static_cast<const volatile size_t *>(&candidate->record.size)) {
-            hint = candidate;
+        const auto base = *reinterpret_cast<const volatile uintptr_t *>(h.head.record + kBase);
+        if (a - base < *reinterpret_cast<const volatile size_t *>(h.head.record + kSize)) {
+            hint = &h;
+            item = candidate;
             break;
         }
     }
     if (!hint)
         return false;
-    // A hint's node stays a node of this registry's arena whatever happened to it since (nodes
-    // are never given back), so these loads read mapped memory even when the hint is stale.
+    // The node stays a node of this registry's arena whatever happened to it since (nodes are
+    // never given back), so the loads of it below read mapped memory even when the hint is stale.
     static_assert(std::is_trivially_copyable_v<AllocationRecord>);
-#if defined(__GLIBCXX__)
-    // The node Slot is ordered for (libstdc++'s map node: its links, the key, the slot last).
-    // Were it otherwise, a query would read two lines of the node where it reads one, and
-    // nothing else would change: this keeps that from passing unseen.
-    using Node = std::_Rb_tree_node<SlotMap::value_type>;
-    constexpr size_t head_at = sizeof(Node) - sizeof(Slot) + offsetof(Slot, record) + kHeadFrom;
-    static_assert(sizeof(Node) % NodeArena::kAlign == 0 && NodeArena::kAlign % 64 == 0 && sizeof(Node) - head_at == 64,
-                  "a record's head and the slot's flags fill the node's last line");
-#endif
-    constexpr size_t kHead = sizeof(AllocationRecord) - kHeadFrom;
-    if constexpr (P == Part::all) {
-        std::memcpy(static_cast<void *>(out), &hint->record, sizeof(AllocationRecord));
-    } else {
-        std::memcpy(reinterpret_cast<char *>(out) + kHeadFrom, reinterpret_cast<const char *>(&hint->record) + kHeadFrom,
-                    kHead);
-        if constexpr (P == Part::described) {
-            if (*reinterpret_cast<const volatile bool *>(&hint->tagged))
-                std::memcpy(out->tag, hint->record.tag, sizeof out->tag);
-            else
-                std::memset(out->tag, 0, sizeof out->tag);
-        }
+    if constexpr (P == Part::all)
+        std::memcpy(static_cast<void *>(out), &item->record, kHeadFrom); // raw, raw_size, the tag
+    std::memcpy(reinterpret_cast<char *>(out) + kHeadFrom, hint->head.record, kHeadBytes);
+    if constexpr (P == Part::described) {
+        if (*reinterpret_cast<const volatile bool *>(&hint->head.tagged))
+            std::memcpy(out->tag, item->record.tag, sizeof out->tag);
+        else
+            std::memset(out->tag, 0, sizeof out->tag);
     }
-    const unsigned char live = *reinterpret_cast<const volatile unsigned char *>(&hint->live);
-    return s.mutex.read_valid(seq) && live && out->contains(reinterpret_cast<const void *>(a));
+    return s.mutex.read_valid(seq) && out->contains(reinterpret_cast<const void *>(a));
 }
 
 bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy, Part part) const
@@ -359,6 +414,9 @@ bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
     if (it == s.slots.end() || !it->second.live)
         return false;
     it->second.record.advice = advice;
+    if (Index::indexable(a, it->second.record.size)) // the copies of its head
+        index_.each_hint(a, it->second.record.size, &it->second,
+                         [&it](Index::Hint &h) { fill_head(h.head, it->second); });
     return true;
 }
 
@@ -372,6 +430,7 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
             if (out)
                 *out = it->second.record;
             it->second.live = false;
+            unhint(a, it->second);
             --s.live;
             ++s.dead;
             s.freed[s.freed_next++ % kFreedMemory] = a;

@@ -5,18 +5,22 @@
 // through one slab keeps using one shard's cache lines.
 //
 // Lookups of an interior pointer go through an AddressIndex (address_index.h): first the page
-// hint of the address, read without a lock (the shard's lock is a sequence lock: a reader only
-// checks that no writer came by, so threads querying at once write no shared cache line); else
-// the granule's bucket of bases, under the lock of the shard that owns the granule, then the
-// covers of the address (the bases of allocations reaching in from below), each checked under
-// its own shard's lock. That is a handful of steps whatever the number of live allocations, where
-// asking all 64 shards' maps was 0.9 µs at 10^3 and 59 µs at 10^6 live allocations.
+// hints of the address, read without a lock (the shard's lock is a sequence lock: a reader only
+// checks that no writer came by, so threads querying at once write no shared cache line); each
+// hint carries a copy of its allocation's head, so that a query through it reads one line and
+// not the node; else the granule's bucket of bases, under the lock of the shard that owns the
+// granule, then the covers of the address (the bases of allocations reaching in from below),
+// each checked under its own shard's lock. That is a handful of steps whatever the number of
+// live allocations, where asking all 64 shards' maps was 0.9 µs at 10^3 and 59 µs at 10^6 live
+// allocations.
 //
 // A freed allocation's map node stays behind, marked dead, so that the next allocation at the
 // same base (a pool hands the block just freed to the next request) revives it in place: no
 // tree rebalancing, no node, and no bucket update on either path, which was a third of a
 // tidal_alloc+tidal_free pair; the index changes only when a node comes or goes, or when a
-// revived allocation spans granules (its covers are written again). Dead nodes never hide a
+// revived allocation spans granules (its covers are written again); a free clears the hints
+// naming its node and a revival writes them again (a copy of the head is only true while the
+// allocation lives). Dead nodes never hide a
 // live allocation of their shard: an insert erases every dead node inside its range. A shard
 // purges its dead nodes once they outnumber the live ones (and kDeadSlack), which bounds what
 // they hold.
@@ -71,9 +75,10 @@ public:
         return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::all);
     }
     // The record's head: base to the end, all but raw, raw_size and the tag (allocation_record.h
-    // orders it so). All a declaration reads (RangeOwner), and at 10^6 live allocations one
-    // line of the node where the whole record is three.
+    // orders it so). All a declaration reads (RangeOwner), and what a page hint copies, so that
+    // at 10^6 live allocations such a lookup is one cache miss.
     static constexpr size_t kHeadFrom = offsetof(AllocationRecord, base);
+    static constexpr size_t kHeadBytes = offsetof(AllocationRecord, vendor_pooled) + 1 - kHeadFrom; // without the tail padding
     // find() that fills only the record's head of `out` when it finds it through a page hint
     // (the rest of `out` is then left as the caller had it); the whole record otherwise.
     bool find_head(const void *p, AllocationRecord &out) const
@@ -86,18 +91,13 @@ public:
     {
         return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::described);
     }
-    // For a caller looking up many addresses in turn: starts loading what find(p) reads first
-    // (p's page hints), and then, once those have arrived, the record's head they name. Call the first
-    // some lookups ahead of find(p) and the second about half as far ahead. Only loads.
+    // For a caller looking up many addresses in turn: starts loading all that find_head(p) and
+    // describe(p) of an untagged allocation read through a page hint (p's page hints, which
+    // carry the head). Call it some lookups ahead of find(p). Only loads.
     void prefetch_hints(const void *p) const noexcept
     {
         if (const auto a = reinterpret_cast<uintptr_t>(p); a < Index::kLimit)
             index_.prefetch_hints(a);
-    }
-    void prefetch_record(const void *p) const noexcept
-    {
-        if (const auto a = reinterpret_cast<uintptr_t>(p); a < Index::kLimit)
-            index_.prefetch_item(a, offsetof(Slot, record) + kHeadFrom); // the head's line: all a declaration reads
     }
     // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
     // containing allocation for an interior pointer (which is left in place).
@@ -121,7 +121,8 @@ private:
     // covered_at first, then the record with the flags after it: in a map node (32 bytes of
     // tree links and the key before the slot, 192 bytes in all at NodeArena::kAlign) the
     // record's head, `live` and `tagged` fill the node's last 64-byte line, and the tag the line
-    // before: a query through a page hint reads one line of the node (two for a tagged one).
+    // before: what a lookup under the lock reads (the head of the bucket's candidates), and a
+    // query through a page hint reads of the node only for the tag or the whole record.
     struct Slot {
         // covers_written_ just after this slot's covers were written: while the count has not
         // moved, no other allocation wrote covers, so a revival at the same size finds its own.
@@ -129,6 +130,11 @@ private:
         AllocationRecord record;
         bool live = false;
         bool tagged = false; // record.tag is not empty
+        // For a block over more than one page: the pages of its base's granule where a hint may
+        // name it (bit p: page p). Its free clears those, not every page it covers (a 64 KiB
+        // block's sixteen).
+        uint16_t hinted = 0;
+        static_assert(AddressIndex<int>::kPages <= 16);
 
         explicit Slot(const AllocationRecord &r) { hold(r); }
         void hold(const AllocationRecord &r) noexcept
@@ -139,7 +145,19 @@ private:
         }
     };
     using SlotMap = std::map<uintptr_t, Slot, std::less<uintptr_t>, NodeRecycler<std::pair<const uintptr_t, Slot>>>;
-    using Index = AddressIndex<Slot>;
+    // What a page hint copies of a live slot: the record's head and whether it has a tag (then
+    // a pointer query reads the tag's line of the node as well).
+    struct HintHead {
+        unsigned char record[kHeadBytes];
+        bool tagged;
+    };
+    static void fill_head(HintHead &h, const Slot &slot) noexcept;
+    using Index = AddressIndex<Slot, HintHead>;
+    // Keep the hints naming `slot` true: once it is revived (live again, named by none), and
+    // once it is freed (none may name it after).
+    void hint_revived(uintptr_t base, Slot &slot) noexcept;
+    void unhint(uintptr_t base, Slot &slot) noexcept;
+    void rehint_pages(uintptr_t base, Slot &slot) noexcept; // either, for a block over more than one page
 
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
         mutable ShardLock mutex; // writers lock it; an interior query through a page hint only reads it
@@ -199,8 +217,9 @@ private:
     // The record of the live allocation that a's page hint names, if it contains `a`, read
     // without a lock: false when there is no such hint or a writer of a's shard came by (then
     // lookup() decides, under the lock, and *out holds nothing of use). Copies the record's
-    // part `P`. Two cache lines and the node's last (and the tag's line for a tagged one when
-    // P asks for the tag), and no store to memory another thread reads.
+    // part `P`: the head from the hint (the index's line and no other for Part::head), raw,
+    // raw_size and the tag from the node for Part::all, the tag's line for a tagged one when P
+    // asks for the tag; no store to memory another thread reads.
     template <Part P> bool read_hinted(uintptr_t a, AllocationRecord *out) const noexcept;
     // Every shard's map: for an address beyond the index, and for a vacancy's end that lies
     // outside the address's granule.

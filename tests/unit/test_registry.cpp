@@ -91,7 +91,6 @@ TEST_CASE("registry prefetches are only loads: any address, live, freed, never i
     AllocationRegistry reg;
     for (uintptr_t a : {uintptr_t{0x1000}, uintptr_t{0x10000}, uintptr_t{1} << 47, ~uintptr_t{0}}) { // nothing indexed yet
         reg.prefetch_hints(at(a));
-        reg.prefetch_record(at(a));
     }
     reg.insert(record(0x10000, 0x100));
     reg.insert(record(0x20000, 0x1000));
@@ -100,7 +99,6 @@ TEST_CASE("registry prefetches are only loads: any address, live, freed, never i
     CHECK(reg.remove(at(0x20000), &out) == AllocationRegistry::Removal::removed);
     for (uintptr_t a : {uintptr_t{0x10000}, uintptr_t{0x20010}, uintptr_t{0x30000}, ~uintptr_t{0}}) {
         reg.prefetch_hints(at(a));
-        reg.prefetch_record(at(a));
     }
     // Nothing they did changes an answer.
     CHECK(reg.find(at(0x100ff))->base == at(0x10000));
@@ -538,28 +536,28 @@ TEST_CASE("index: page hints name an item in the pages of its base's granule onl
     REQUIRE(second != nullptr);
     CHECK(index.find_granule(g + kLeaf) == nullptr); // no leaf there: nothing made
     index.hint(g + 0x800, 0x2000, &a); // pages 0, 1 and 2, the last one partly
-    CHECK(first->pages[0][0] == &a);
-    CHECK(first->pages[1][0] == &a);
-    CHECK(first->pages[2][0] == &a);
-    CHECK(first->pages[3][0] == nullptr);
+    CHECK(first->pages[0][0].item == &a);
+    CHECK(first->pages[1][0].item == &a);
+    CHECK(first->pages[2][0].item == &a);
+    CHECK(first->pages[3][0].item == nullptr);
     index.hint(g + kGranule - 0x1800, kGranule, &b); // into the next granule: its own pages only
-    CHECK(first->pages[Index::kPages - 2][0] == &b);
-    CHECK(first->pages[Index::kPages - 1][0] == &b);
+    CHECK(first->pages[Index::kPages - 2][0].item == &b);
+    CHECK(first->pages[Index::kPages - 1][0].item == &b);
     for (auto &hints : second->pages)
-        for (int *h : hints)
-            CHECK(h == nullptr);
+        for (const Index::Hint &h : hints)
+            CHECK(h.item == nullptr);
     index.hint(g + 3 * page, 1, &c); // one byte: one page
-    CHECK(first->pages[3][0] == &c);
-    CHECK(first->pages[4][0] == nullptr);
+    CHECK(first->pages[3][0].item == &c);
+    CHECK(first->pages[4][0].item == nullptr);
     CHECK(Index::page_of(g + kGranule - 1) == Index::kPages - 1);
     CHECK(Index::page_of(g + kGranule) == 0);
     // A hint written while `a` was larger is forgotten too.
-    first->pages[9][0] = &a;
+    first->pages[9][0].item = &a;
     index.forget_hints(g + 0x800, &a);
     for (size_t p : {0, 1, 2, 9})
-        CHECK(first->pages[p][0] == nullptr);
-    CHECK(first->pages[3][0] == &c);
-    CHECK(first->pages[Index::kPages - 1][0] == &b);
+        CHECK(first->pages[p][0].item == nullptr);
+    CHECK(first->pages[3][0].item == &c);
+    CHECK(first->pages[Index::kPages - 1][0].item == &b);
 }
 
 TEST_CASE("index: readers writing page hints while a writer frees, revives and replaces blocks in the same granules")
@@ -801,20 +799,20 @@ TEST_CASE("index: a page keeps its two newest hints, and forgetting an item clea
     REQUIRE(first != nullptr);
     index.hint(g, 0x80, &a);
     index.hint(g + 0x80, 0x40, &b);
-    CHECK(first->pages[0][0] == &b);
-    CHECK(first->pages[0][1] == &a);
+    CHECK(first->pages[0][0].item == &b);
+    CHECK(first->pages[0][1].item == &a);
     Index::push_hint(first->pages[0], &b); // already the newest: nothing moves
-    CHECK(first->pages[0][0] == &b);
-    CHECK(first->pages[0][1] == &a);
+    CHECK(first->pages[0][0].item == &b);
+    CHECK(first->pages[0][1].item == &a);
     Index::push_hint(first->pages[0], &a); // found again: newest, b kept
-    CHECK(first->pages[0][0] == &a);
-    CHECK(first->pages[0][1] == &b);
+    CHECK(first->pages[0][0].item == &a);
+    CHECK(first->pages[0][1].item == &b);
     index.hint(g + 0xc0, 0x40, &c); // a third: the oldest (b) goes
-    CHECK(first->pages[0][0] == &c);
-    CHECK(first->pages[0][1] == &a);
+    CHECK(first->pages[0][0].item == &c);
+    CHECK(first->pages[0][1].item == &a);
     index.forget_hints(g, &a);
-    CHECK(first->pages[0][0] == &c);
-    CHECK(first->pages[0][1] == nullptr);
+    CHECK(first->pages[0][0].item == &c);
+    CHECK(first->pages[0][1].item == nullptr);
 }
 
 TEST_CASE("index: lock-free queries through either hint of a page never return a torn record")
@@ -872,7 +870,7 @@ TEST_CASE("registry find_head: a declaration's lookup fills the record's head, t
             CHECK(head.advice == full.advice);
             CHECK(std::memcmp(reinterpret_cast<const char *>(&head) + AllocationRegistry::kHeadFrom,
                               reinterpret_cast<const char *>(&full) + AllocationRegistry::kHeadFrom,
-                              sizeof head - AllocationRegistry::kHeadFrom) == 0);
+                              AllocationRegistry::kHeadBytes) == 0);
         }
     AllocationRecord r;
     CHECK_FALSE(reg.find_head(at(page + 0x300), r)); // one past the last block
@@ -917,4 +915,122 @@ TEST_CASE("registry describe: a pointer query's lookup fills the head and the ta
     CHECK(r.tag[0] == '\0');
     AllocationRecord none;
     CHECK_FALSE(reg.describe(at(page + 0x200), none));
+}
+
+TEST_CASE("index: a page hint's copy of the head stays true through advice, a free and a revival at another size")
+{
+    // A lookup through a page hint reads the hint's copy of the record's head, not the node:
+    // every change of the record must reach the copy, or a query answers with what was.
+    AllocationRegistry reg;
+    const uintptr_t base = 0x7f7400000000;
+    AllocationRecord r = record(base, 0x3000); // three pages
+    r.advice = 0x1;
+    reg.insert(r);
+    AllocationRecord out;
+    for (int round = 0; round < 2; ++round) { // the second through the hints
+        REQUIRE(reg.find_head(at(base + 0x2100), out));
+        CHECK(out.advice == 0x1u);
+    }
+    REQUIRE(reg.set_advice(at(base), 0x6));
+    for (uintptr_t off : {uintptr_t{0x10}, uintptr_t{0x1100}, uintptr_t{0x2fff}}) {
+        REQUIRE(reg.find_head(at(base + off), out));
+        CHECK(out.advice == 0x6u);
+        REQUIRE(reg.describe(at(base + off), out));
+        CHECK(out.advice == 0x6u);
+    }
+    REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK_FALSE(reg.find_head(at(base + 0x2100), out)); // its hints went with it
+    CHECK_FALSE(reg.describe(at(base + 0x10), out));
+    AllocationRecord smaller = record(base, 0x1000); // revived in place, one page, elsewhere
+    smaller.device = 3;
+    std::strcpy(smaller.tag, "again");
+    reg.insert(smaller);
+    for (int round = 0; round < 2; ++round) {
+        CHECK_FALSE(reg.find_head(at(base + 0x1100), out)); // the pages it no longer covers
+        CHECK_FALSE(reg.find_head(at(base + 0x2100), out));
+        REQUIRE(reg.describe(at(base + 0xfff), out));
+        CHECK(out.size == 0x1000u);
+        CHECK(out.device == 3);
+        CHECK(out.advice == 0u);
+        CHECK(std::string(out.tag) == "again");
+    }
+    AllocationRecord larger = record(base + 0x1000, 0x2000); // a new node in the freed pages
+    reg.insert(larger);
+    REQUIRE(reg.find_head(at(base + 0x2100), out));
+    CHECK(out.base == at(base + 0x1000));
+    REQUIRE(reg.find(at(base + 0x10), out));
+    CHECK(out.base == at(base));
+}
+
+TEST_CASE("index: each_hint reaches the item's hints in its pages only, and an empty newest place is taken as it is")
+{
+    struct Head {
+        unsigned char bytes[48];
+        int version;
+    };
+    using Index = tidal::AddressIndex<int, Head>;
+    Index index;
+    int a = 0, b = 0;
+    const uintptr_t g = 0x7f4200000000, page = 0x1000;
+    index.bucket(g);
+    Index::Granule *first = index.find_granule(g);
+    REQUIRE(first != nullptr);
+    index.hint(g, 2 * page, &a, Head{{}, 1});
+    index.hint(g + 2 * page - 0x100, 0x200, &b, Head{{}, 7}); // shares page 1 with a, reaches page 2
+    CHECK(first->pages[1][0].item == &b);
+    CHECK(first->pages[1][1].item == &a);
+    CHECK(first->pages[1][1].head.version == 1);
+    int seen = 0;
+    index.each_hint(g, 2 * page, &a, [&](Index::Hint &h) {
+        h.head.version = 2;
+        ++seen;
+    });
+    CHECK(seen == 2); // pages 0 and 1
+    CHECK(first->pages[0][0].head.version == 2);
+    CHECK(first->pages[1][1].head.version == 2);
+    CHECK(first->pages[1][0].head.version == 7);
+    index.each_hint(g, 2 * page, &a, [](Index::Hint &h) { Index::clear_hint(h); });
+    CHECK(first->pages[0][0].item == nullptr);
+    CHECK(first->pages[1][1].item == nullptr);
+    CHECK(first->pages[1][0].item == &b);
+    Index::clear_hint(first->pages[1][0]);
+    index.hint(g + page, 0x10, &a, Head{{}, 3}); // the newest place is empty: nothing shifts
+    CHECK(first->pages[1][0].item == &a);
+    CHECK(first->pages[1][0].head.version == 3);
+    CHECK(first->pages[1][1].item == nullptr);
+    Index::push_hint(first->pages[1], &a, Head{{}, 4}); // named already: its head rewritten in place
+    CHECK(first->pages[1][0].head.version == 4);
+    CHECK(first->pages[1][1].item == nullptr);
+}
+
+TEST_CASE("index: a block over several pages is found in every page through each life, and in none once freed")
+{
+    // A revived block of several pages names itself in its first page; lookups repair the hints
+    // of the others, and its free must clear each of them (the pages it was found in), or a
+    // query of a freed page would answer with the block's old head.
+    AllocationRegistry reg;
+    const uintptr_t base = 0x7f7500000000;
+    AllocationRecord first = record(base, 0x8000); // eight pages
+    first.device = 0;
+    reg.insert(first);
+    const uintptr_t offsets[] = {0x10, 0x3010, 0x7ff0};
+    AllocationRecord out;
+    for (int life = 0; life < 3; ++life) {
+        for (int round = 0; round < 2; ++round) // the second round through the hints
+            for (uintptr_t off : offsets) {
+                REQUIRE(reg.find_head(at(base + off), out));
+                CHECK(out.base == at(base));
+                CHECK(out.device == life);
+                REQUIRE(reg.describe(at(base + off), out));
+                CHECK(out.device == life);
+            }
+        REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+        for (uintptr_t off : offsets) {
+            CHECK_FALSE(reg.find_head(at(base + off), out));
+            CHECK_FALSE(reg.describe(at(base + off), out));
+        }
+        AllocationRecord next = record(base, 0x8000);
+        next.device = life + 1;
+        reg.insert(next); // revived in place
+    }
 }
