@@ -352,16 +352,19 @@ template <AllocationRegistry::Part P>
     return s.mutex.read_valid(seq) && out->contains(reinterpret_cast<const void *>(a));
 }
 
-bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy, Part part) const
+template bool AllocationRegistry::read_hinted<AllocationRegistry::Part::all>(uintptr_t, AllocationRecord *) const noexcept;
+template bool AllocationRegistry::read_hinted<AllocationRegistry::Part::head>(uintptr_t, AllocationRecord *) const noexcept;
+template bool AllocationRegistry::read_hinted<AllocationRegistry::Part::described>(uintptr_t, AllocationRecord *) const noexcept;
+
+bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
+{
+    return hinted<Part::all>(a, r) || find_locked(a, r, vacancy);
+}
+
+bool AllocationRegistry::find_locked(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
 {
     if (unindexed_.load(std::memory_order_relaxed) || a >= Index::kLimit) [[unlikely]]
         return scan_into(a, r, vacancy);
-    // The common case: a page queried (or allocated) before.
-    const bool hinted = part == Part::all    ? read_hinted<Part::all>(a, &r)
-                        : part == Part::head ? read_hinted<Part::head>(a, &r)
-                                             : read_hinted<Part::described>(a, &r);
-    if (hinted)
-        return true;
     Vacancy around{(a >> Index::kGranuleBits) << Index::kGranuleBits, 0};
     switch (lookup(a, &r, &around, vacancy != nullptr)) {
     case Answer::found: return true;
@@ -399,7 +402,7 @@ bool AllocationRegistry::scan_into(uintptr_t a, AllocationRecord &r, Vacancy *va
 std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy *vacancy) const
 {
     AllocationRecord r;
-    if (find_interior(addr(p), r, vacancy, Part::all))
+    if (find_interior(addr(p), r, vacancy))
         return r;
     return std::nullopt;
 }
@@ -446,7 +449,7 @@ AllocationRegistry::Removal AllocationRegistry::remove(const void *p, Allocation
 [[gnu::noinline]] AllocationRegistry::Removal AllocationRegistry::remove_other(Shard &s, uintptr_t a,
                                                                              AllocationRecord *out)
 {
-    if (AllocationRecord r; find_interior(a, r, nullptr, Part::all)) {
+    if (AllocationRecord r; find_interior(a, r, nullptr)) {
         if (out)
             *out = r;
         return Removal::interior;

@@ -72,7 +72,8 @@ public:
     // record once, where the optional costs a copy more on the way out.
     bool find(const void *p, AllocationRecord &out) const
     {
-        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::all);
+        const auto a = reinterpret_cast<uintptr_t>(p);
+        return hinted<Part::all>(a, out) || find_locked(a, out, nullptr);
     }
     // The record's head: base to the end, all but raw, raw_size and the tag (allocation_record.h
     // orders it so). All a declaration reads (RangeOwner), and what a page hint copies, so that
@@ -83,13 +84,15 @@ public:
     // (the rest of `out` is then left as the caller had it); the whole record otherwise.
     bool find_head(const void *p, AllocationRecord &out) const
     {
-        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::head);
+        const auto a = reinterpret_cast<uintptr_t>(p);
+        return hinted<Part::head>(a, out) || find_locked(a, out, nullptr);
     }
     // find() for a pointer query: the head and the tag (a node's tag line is read only when
     // the allocation has a tag); raw and raw_size may be left as `out` had them.
     bool describe(const void *p, AllocationRecord &out) const
     {
-        return find_interior(reinterpret_cast<uintptr_t>(p), out, nullptr, Part::described);
+        const auto a = reinterpret_cast<uintptr_t>(p);
+        return hinted<Part::described>(a, out) || find_locked(a, out, nullptr);
     }
     // For a caller looking up many addresses in turn: starts loading all that find_head(p) and
     // describe(p) of an untagged allocation read through a page hint (p's page hints, which
@@ -212,7 +215,17 @@ private:
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
     // What of the record a page hint's reader copies: all of it, the head, the head and the tag.
     enum class Part { all, head, described };
-    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy, Part part) const;
+    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const; // the whole record
+    // The lookup through a's page hints, inline in the callers (a query's common case: the call
+    // around the locked steps saved registers for them: 216 instructions a pointer query, 192
+    // inline; callgrind, the simulated device).
+    template <Part P> bool hinted(uintptr_t a, AllocationRecord &out) const noexcept
+    {
+        return !unindexed_.load(std::memory_order_relaxed) && a < Index::kLimit && read_hinted<P>(a, &out);
+    }
+    // The steps after the hints: the granule's bucket under its shard's lock, then the covers
+    // (or every shard, where the index cannot answer).
+    bool find_locked(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const;
     bool scan_into(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const; // scan_shards, into `out`
     // The record of the live allocation that a's page hint names, if it contains `a`, read
     // without a lock: false when there is no such hint or a writer of a's shard came by (then
