@@ -19,11 +19,10 @@
 // tree rebalancing, no node, and no bucket update on either path, which was a third of a
 // tidal_alloc+tidal_free pair; the index changes only when a node comes or goes, or when a
 // revived allocation spans granules (its covers are written again); a free clears the hints
-// naming its node and a revival writes them again (a copy of the head is only true while the
-// allocation lives). Dead nodes never hide a
-// live allocation of their shard: an insert erases every dead node inside its range. A shard
-// purges its dead nodes once they outnumber the live ones (and kDeadSlack), which bounds what
-// they hold.
+// naming its node and a revival names it again in its first page (a copy of the head is only
+// true while the allocation lives). Dead nodes never hide a live allocation of their shard: an
+// insert erases every dead node inside its range. A shard purges its dead nodes once they
+// outnumber the live ones (and kDeadSlack), which bounds what they hold.
 #pragma once
 
 #include <array>
