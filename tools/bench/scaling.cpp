@@ -8,8 +8,7 @@
 // tidal's host memory per live allocation, measured: the process's resident set before and
 // after the N allocations, divided by N (registry and pool bookkeeping; device memory of the
 // simulated device is host memory that nothing touches), and the process's memory on
-// transparent huge pages with them live; floor(ovl), floor(dep) and floor(+q): what a lookup of the
-// same blocks costs with no tidal code (see floor_ns). A second table: tidal_declare of N
+// transparent huge pages with them live. A second table: tidal_declare of N
 // single-allocation managed ranges in one call (per range), in allocation order and shuffled,
 // the sizes' repetitions interleaved in short slices (see main).
 // Wall clock, median of --reps runs; the query and the declarations also in the thread's CPU
@@ -157,7 +156,7 @@ template <typename Sample> void in_turn(int rounds, size_t slices, size_t rows, 
 }
 
 struct Floor {
-    double overlapped_ns, dependent_ns, busy_ns;
+    double overlapped_ns, dependent_ns;
 };
 
 struct Row {
@@ -174,17 +173,12 @@ struct Row {
 // copy of the record's head) copied out and checked. Two figures: lookups one after the other
 // as a loop makes them (the processor overlaps the misses of many: a throughput), and each
 // lookup's address made to depend on the line before (nothing overlaps: the latency of one
-// miss, which a single query cannot go below). A third, `busy`: the lookups one after the other
-// again, each followed by kQueryWork adds that do not wait for the line (four independent
-// chains, with the loop around them ~1.5x as many instructions), about what a
-// tidal_pointer_query executes (~190 instructions, callgrind):
-// how much of the next lookup's miss the processor starts while this one's work is in its
-// window, on this machine, for a lookup the size of a query. Before 2026-12-03 (session 15) the stand-in
+// miss, which a single query cannot go below). Before 2026-12-03 (session 15) the stand-in
 // was the two-level layout of that time: a 16-byte entry naming a 208-byte node, the entry
 // then the node's 144-byte record; its figures are in the results up to session 14.
 Floor floor_ns(size_t n, const std::vector<uint32_t> &order, int reps)
 {
-    constexpr size_t kEntry = 128, kLine = 64, kKeyAt = 8, kHuge = size_t{2} << 20, kQueryWork = 200;
+    constexpr size_t kEntry = 128, kLine = 64, kKeyAt = 8, kHuge = size_t{2} << 20;
     auto huge = [&](size_t bytes) {
         bytes = (bytes + kHuge - 1) / kHuge * kHuge;
         void *p = std::aligned_alloc(kHuge, bytes);
@@ -200,7 +194,7 @@ Floor floor_ns(size_t n, const std::vector<uint32_t> &order, int reps)
     static volatile size_t zero = 0; // read at run time: the compiler cannot drop the dependency
     const size_t z = zero;
     size_t found = 0;
-    auto lookups = [&](size_t k, bool dependent, bool busy) {
+    auto lookups = [&](size_t k, bool dependent) {
         size_t key = 0;
         for (size_t i = 0; i < k; ++i) {
             alignas(64) unsigned char line[kLine];
@@ -209,21 +203,12 @@ Floor floor_ns(size_t n, const std::vector<uint32_t> &order, int reps)
             asm volatile("" : : "r"(line) : "memory"); // the whole line is copied, as the query's head is
             std::memcpy(&key, line + kKeyAt, sizeof key);
             found += key == order[i];
-            if (busy) {
-                size_t a = i, b = i, c = i, d = i; // four chains: the adds do not wait on each other
-                for (size_t w = 0; w < kQueryWork / 4; ++w) {
-                    a += 1, b += 1, c += 1, d += 1;
-                    asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d)); // kept, not folded
-                }
-                found += (a ^ b ^ c ^ d) & z;
-            }
         }
     };
     Floor f{};
-    f.overlapped_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, false, false); });
-    f.dependent_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, true, false); });
-    f.busy_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, false, true); });
-    if (found != 3 * order.size() * static_cast<size_t>(reps))
+    f.overlapped_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, false); });
+    f.dependent_ns = per_call_ns(reps, order.size(), [&](size_t k) { lookups(k, true); });
+    if (found != 2 * order.size() * static_cast<size_t>(reps))
         tidal_bench::die(kProgram, TIDAL_ERROR_INTERNAL, "the floor's lookups");
     std::free(table);
     return f;
@@ -542,8 +527,8 @@ int main(int argc, char **argv)
     else
         std::printf("# scaling (%s): 4 KiB pooled device allocations kept live; ns per call, median of %d\n", runtime.c_str(), reps);
     if (!threads_only && !declare_only && !json)
-        std::printf("%10s %12s %12s %12s %12s %12s %12s %12s %14s %14s %12s %12s\n", "live", "alloc+free", "query", "query(cpu)",
-                    "query(set)", "floor(ovl)", "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB", "floor(+q)");
+        std::printf("%10s %12s %12s %12s %12s %12s %12s %12s %14s %14s %12s\n", "live", "alloc+free", "query", "query(cpu)",
+                    "query(set)", "floor(ovl)", "floor(dep)", "copy", "batch/item", "bytes/live", "huge KiB");
     size_t largest = threads_only ? max : 0;
     std::vector<Row> table;
     for (size_t n = 1000; n <= max && !threads_only && !declare_only; n *= 10) {
@@ -556,14 +541,13 @@ int main(int argc, char **argv)
             std::printf("%s\n  {\"live\": %zu, \"alloc_free_ns\": %.1f, \"query_ns\": %.1f, \"query_cpu_ns\": %.1f, "
                         "\"query_set_ns\": %.1f, \"query_set\": %zu, "
                         "\"floor_overlapped_ns\": %.1f, \"floor_dependent_ns\": %.1f, \"copy_ns\": %.1f, \"batch_item_ns\": %.1f, "
-                        "\"bytes_per_live\": %.0f, \"anon_huge_kib\": %zu, \"floor_busy_ns\": %.1f}",
+                        "\"bytes_per_live\": %.0f, \"anon_huge_kib\": %zu}",
                         sep, r.live, r.pair_ns, r.query_ns, r.query_cpu_ns, r.query_set_ns, std::min(kSet, r.live),
-                        r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib,
-                        r.floor.busy_ns);
+                        r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns, r.batch_ns, r.bytes_per_live, r.huge_kib);
         else
-            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu %12.1f\n", r.live, r.pair_ns,
+            std::printf("%10zu %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %12.1f %14.1f %14.0f %12zu\n", r.live, r.pair_ns,
                         r.query_ns, r.query_cpu_ns, r.query_set_ns, r.floor.overlapped_ns, r.floor.dependent_ns, r.copy_ns,
-                        r.batch_ns, r.bytes_per_live, r.huge_kib, r.floor.busy_ns);
+                        r.batch_ns, r.bytes_per_live, r.huge_kib);
         sep = ",";
     }
     std::fflush(stdout);
