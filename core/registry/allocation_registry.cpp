@@ -45,7 +45,7 @@ inline void AllocationRegistry::hint_revived(uintptr_t base, Slot &slot) noexcep
             Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
         return;
     }
-    rehint_pages(base, slot);
+    hint_revived_pages(base, slot);
 }
 
 inline void AllocationRegistry::unhint(uintptr_t base, Slot &slot) noexcept
@@ -55,24 +55,27 @@ inline void AllocationRegistry::unhint(uintptr_t base, Slot &slot) noexcept
             Index::clear_hints(hints, &slot);
         return;
     }
-    rehint_pages(base, slot);
+    unhint_pages(base, slot);
 }
 
-// hint_revived() and unhint() of a block over more than one page. `hinted` may hold pages of an
-// earlier life too (a one-page life leaves its bits): one more page looked at, nothing missed,
-// as every life ends with no hint naming the slot.
-[[gnu::noinline]] void AllocationRegistry::rehint_pages(uintptr_t base, Slot &slot) noexcept
+// Out of line, so that the one-page paths above save no registers for them: a block over more
+// than one page names itself in its first page, and keeps in `hinted` where its hints may be.
+// The mask may hold pages of an earlier life too (a one-page life leaves its bits): one more
+// page looked at, nothing missed, as every life ends with no hint naming the slot.
+[[gnu::noinline]] void AllocationRegistry::hint_revived_pages(uintptr_t base, Slot &slot) noexcept
 {
     if (!Index::indexable(base, slot.record.size))
         return;
-    if (slot.live) {
-        if (Index::Hint *hints = index_.page_hints(base)) {
-            Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
-            slot.hinted = static_cast<uint16_t>(1u << Index::page_of(base));
-        }
-        return;
+    if (Index::Hint *hints = index_.page_hints(base)) {
+        Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
+        slot.hinted = static_cast<uint16_t>(1u << Index::page_of(base));
     }
-    index_.each_page(base, slot.hinted, [&slot](Index::Hint *hints) { Index::clear_hints(hints, &slot); });
+}
+
+[[gnu::noinline]] void AllocationRegistry::unhint_pages(uintptr_t base, Slot &slot) noexcept
+{
+    if (Index::indexable(base, slot.record.size))
+        index_.each_page(base, slot.hinted, [&slot](Index::Hint *hints) { Index::clear_hints(hints, &slot); });
     slot.hinted = 0;
 }
 

@@ -159,7 +159,9 @@ private:
     // once it is freed (none may name it after).
     void hint_revived(uintptr_t base, Slot &slot) noexcept;
     void unhint(uintptr_t base, Slot &slot) noexcept;
-    void rehint_pages(uintptr_t base, Slot &slot) noexcept; // either, for a block over more than one page
+    // The two for a block over more than one page.
+    void hint_revived_pages(uintptr_t base, Slot &slot) noexcept;
+    void unhint_pages(uintptr_t base, Slot &slot) noexcept;
 
     struct alignas(64) Shard { // one cache line apart: no false sharing between shards
         mutable ShardLock mutex; // writers lock it; an interior query through a page hint only reads it
