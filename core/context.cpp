@@ -57,8 +57,8 @@ void copy_name(char *dst, size_t capacity, std::string_view src)
     dst[n] = '\0';
 }
 
-// The fields every record takes from its request and decision, whichever path allocates it
-// (the general one or a routed repeat): they must agree, or a repeat would differ from the first.
+// The fields every record takes from its request and decision. A routed repeat copies the
+// record of the decision's first allocation (DecisionCache::Route), so the two cannot differ.
 AllocationRecord record_of(const Decision &decision, size_t size, uint32_t hints, const char *tag)
 {
     AllocationRecord r;
@@ -294,7 +294,7 @@ inline void *Context::allocate_with(size_t size, const tidal_alloc_desc &desc, c
     // checks again, and once it has a route, straight to its pool.
     DecisionCache::Hit hit = DecisionCache::find(generation_, key);
     if (hit.route && hit.route->target && !stream)
-        if (void *p = allocate_routed(key, *hit.decision, *hit.route)) {
+        if (void *p = allocate_routed(*hit.route)) {
             on_routed(*hit.decision);
             return p;
         }
@@ -377,7 +377,7 @@ void *Context::allocate_placing(const DecisionCache::Key &key, DecisionCache::Hi
             if (route && !call_sites_ && attempt == 1 && !stream && record.pooled && !TIDAL_KIND_IS_MANAGED(record.kind) &&
                 record.raw == record.base && record.raw_size == size) {
                 route->target = &pools_->get(record.kind, record.runtime_device);
-                route->alignment = record.alignment;
+                route->record = record;
             }
             return record.base;
         } catch (const Error &e) {
@@ -405,24 +405,20 @@ void *Context::allocate_placing(const DecisionCache::Key &key, DecisionCache::Hi
     }
 }
 
-void *Context::allocate_routed(const DecisionCache::Key &key, const Decision &decision,
-                               const DecisionCache::Route &route)
+void *Context::allocate_routed(const DecisionCache::Route &route)
 {
     auto &pool = *static_cast<pool::DevicePool *>(route.target);
+    const AllocationRecord &first = route.record; // the decision's first allocation: pooled, raw == base
     void *p = nullptr;
     try {
-        p = pool.allocate(key.size, route.alignment);
+        p = pool.allocate(first.size, first.alignment);
     } catch (const Error &) {
         return nullptr; // the general path tries again, and asks the policies to recover
     }
-    AllocationRecord r = record_of(decision, key.size, key.hints, key.tag);
-    r.base = r.raw = p;
-    r.alignment = route.alignment;
-    r.pooled = true;
     try {
-        registry_.insert(r);
+        registry_.insert_at(first, p, p);
     } catch (...) {
-        pool.deallocate(p, key.size, route.alignment);
+        pool.deallocate(p, first.size, first.alignment);
         throw;
     }
     return p;
@@ -555,8 +551,8 @@ void Context::release_record(const AllocationRecord &r, const pool::StreamHandle
 
 void Context::release(void *ptr, const pool::StreamHandle *stream)
 {
-    AllocationRecord r;
-    switch (registry_.remove(ptr, &r)) {
+    const auto [how, r] = registry_.remove(ptr);
+    switch (how) {
     case AllocationRegistry::Removal::removed:
         break;
     case AllocationRegistry::Removal::interior:

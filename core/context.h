@@ -124,7 +124,7 @@ private:
                                      const pool::StreamHandle *stream);
     // A request the thread's DecisionCache has a route for: its pool, then the registry.
     // nullptr when the pool cannot serve it (the general path then retries and recovers).
-    void *allocate_routed(const DecisionCache::Key &key, const Decision &decision, const DecisionCache::Route &route);
+    void *allocate_routed(const DecisionCache::Route &route);
     void apply_advice(const AllocationRecord &record);
     void unset_advice(const AllocationRecord &record) noexcept;
     // A managed allocation's page-fault counts into the statistics, read (and zeroed) as it goes.

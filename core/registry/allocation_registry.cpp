@@ -79,26 +79,22 @@ inline void AllocationRegistry::unhint(uintptr_t base, Slot &slot) noexcept
     slot.hinted = 0;
 }
 
-void AllocationRegistry::insert(const AllocationRecord &record)
+void AllocationRegistry::insert_at(const AllocationRecord &record, void *raw, void *at)
 {
-    const uintptr_t base = addr(record.base);
+    const uintptr_t base = addr(at);
     const uintptr_t end = base + record.size;
     Shard &s = shards_[shard_of(base)];
     std::lock_guard lock(s.mutex);
     // The block freed last at this base, coming back (what a pool does): nothing dead can lie
-    // inside its range unless the next node does, and nothing live before it may reach in.
+    // inside its range, and nothing live before it may reach in. Checked once, then again only
+    // once the shard's nodes changed or it comes back larger: its neighbours were two calls into
+    // the tree, a tenth of a pair.
     if (const auto hint = s.index[Shard::index_of(base)];
         hint != s.slots.end() && hint->first == base && !hint->second.live) {
-        const auto next = std::next(hint);
-        const bool after = next == s.slots.end() || next->first >= end;
-        bool before = true;
-        if (hint != s.slots.begin()) {
-            const auto prev = std::prev(hint);
-            before = !(prev->second.live && prev->first + prev->second.record.size > base);
-        }
-        if (after && before) {
+        if ((hint->second.checked == s.changes && record.size <= hint->second.record.size) || s.room(hint, end)) {
             const size_t old_size = hint->second.record.size;
-            hint->second.hold(record);
+            hint->second.hold(record, raw, at);
+            hint->second.checked = s.changes;
             --s.dead;
             ++s.live;
             hint_revived(base, hint->second); // its hints were cleared when it was freed
@@ -113,7 +109,14 @@ void AllocationRegistry::insert(const AllocationRecord &record)
             return;
         }
     }
-    insert_new(s, record);
+    if (raw == record.raw && at == record.base) [[likely]] {
+        insert_new(s, record);
+        return;
+    }
+    AllocationRecord r = record;
+    r.raw = raw;
+    r.base = at;
+    insert_new(s, r);
 }
 
 // Out of line, so that the revival above saves no registers for it.
@@ -142,7 +145,7 @@ void AllocationRegistry::insert(const AllocationRecord &record)
         throw Error(TIDAL_ERROR_INTERNAL, "the runtime returned memory overlapping a live allocation",
                     "this is a bug in tidal or the device runtime; please report it");
     if (revived != s.slots.end()) {
-        revived->second.hold(record);
+        revived->second.hold(record, record.raw, record.base);
         --s.dead;
         hint_revived(base, revived->second);
         if (Index::spans(base, record.size))
@@ -150,6 +153,8 @@ void AllocationRegistry::insert(const AllocationRecord &record)
     } else {
         revived = add_node(s, it, record);
     }
+    s.changed(); // erased nodes or a new one (kept simple: this is not the fast path)
+    revived->second.checked = s.changes;
     s.remember(revived);
     ++s.live;
 }
@@ -200,7 +205,18 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::erase_node(Shard &s, S
         if (Index::spans(base, it->second.record.size) && Index::indexable(base, it->second.record.size))
             index_.uncover(base, it->second.record.size); // stale covers are only extra checks
     }
+    s.changed();
     return s.slots.erase(it);
+}
+
+[[gnu::noinline]] bool AllocationRegistry::Shard::room(SlotMap::const_iterator it, uintptr_t end) const noexcept
+{
+    if (const auto next = std::next(it); next != slots.end() && next->first < end)
+        return false;
+    if (it == slots.begin())
+        return true;
+    const auto prev = std::prev(it);
+    return !(prev->second.live && prev->first + prev->second.record.size > it->first);
 }
 
 std::optional<AllocationRecord> AllocationRegistry::scan_shards(uintptr_t a, Vacancy *vacancy) const
@@ -426,39 +442,34 @@ bool AllocationRegistry::set_advice(const void *base, uint32_t advice)
     return true;
 }
 
-AllocationRegistry::Removal AllocationRegistry::remove(const void *p, AllocationRecord *out)
+AllocationRegistry::Removed AllocationRegistry::remove(const void *p)
 {
     const uintptr_t a = addr(p);
     Shard &s = shards_[shard_of(a)];
     {
         std::lock_guard lock(s.mutex);
         if (auto it = s.exact(a); it != s.slots.end() && it->second.live) {
-            if (out)
-                *out = it->second.record;
+            // Before this node dies, so that the purge leaves it to be copied out below.
+            if (s.dead + 1 > kDeadSlack && s.dead + 1 > s.live - 1) [[unlikely]]
+                purge_dead(s);
             it->second.live = false;
             unhint(a, it->second);
             --s.live;
             ++s.dead;
             s.freed[s.freed_next++ % kFreedMemory] = a;
-            if (s.dead > kDeadSlack && s.dead > s.live) [[unlikely]]
-                purge_dead(s);
-            return Removal::removed;
+            return {Removal::removed, it->second.record};
         }
     }
-    return remove_other(s, a, out);
+    return remove_other(s, a);
 }
 
 // Out of line, so that the free above saves no registers for it.
-[[gnu::noinline]] AllocationRegistry::Removal AllocationRegistry::remove_other(Shard &s, uintptr_t a,
-                                                                             AllocationRecord *out)
+[[gnu::noinline]] AllocationRegistry::Removed AllocationRegistry::remove_other(Shard &s, uintptr_t a)
 {
-    if (AllocationRecord r; find_interior(a, r, nullptr)) {
-        if (out)
-            *out = r;
-        return Removal::interior;
-    }
+    if (AllocationRecord r; find_interior(a, r, nullptr))
+        return {Removal::interior, r};
     std::lock_guard lock(s.mutex);
-    return s.was_freed(a) ? Removal::already_freed : Removal::unknown;
+    return {s.was_freed(a) ? Removal::already_freed : Removal::unknown, {}};
 }
 
 std::vector<AllocationRecord> AllocationRegistry::drain()

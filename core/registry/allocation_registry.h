@@ -56,7 +56,10 @@ public:
     // Records a new allocation. Throws TIDAL_ERROR_INTERNAL if it overlaps a live allocation
     // of the same shard (the runtime and pools never hand out overlapping memory; this is a
     // cheap tripwire, not a full check).
-    void insert(const AllocationRecord &record);
+    void insert(const AllocationRecord &record) { insert_at(record, record.raw, record.base); }
+    // The same for `like` at another address: raw and base replaced (a pool's repeat of a
+    // record, without a copy of its own to change).
+    void insert_at(const AllocationRecord &like, void *raw, void *base);
     // [begin, end) of addresses: where find() found no allocation. `end` is exactly the base of
     // the next live allocation (UINTPTR_MAX: none); `begin` may lie above the true gap's start.
     struct Vacancy {
@@ -101,9 +104,15 @@ public:
         if (const auto a = reinterpret_cast<uintptr_t>(p); a < Index::kLimit)
             index_.prefetch_hints(a);
     }
-    // Removes the allocation whose base is exactly `p`. `out` gets it when removed, or the
-    // containing allocation for an interior pointer (which is left in place).
-    Removal remove(const void *p, AllocationRecord *out);
+    // Removes the allocation whose base is exactly `p`. `record` is it when removed, or the
+    // containing allocation for an interior pointer (which is left in place); else empty.
+    // Returned, not written through an out-parameter: the copy is made in the caller's
+    // record, where an out-parameter had the caller zero it first (a fortieth of a pair).
+    struct Removed {
+        Removal how;
+        AllocationRecord record;
+    };
+    Removed remove(const void *p);
     // Sets the advice of the live allocation whose base is `base`; false when there is none.
     bool set_advice(const void *base, uint32_t advice);
     // Removes and returns every live allocation (context teardown).
@@ -137,11 +146,17 @@ private:
         // block's sixteen).
         uint16_t hinted = 0;
         static_assert(AddressIndex<int>::kPages <= 16);
+        // Its shard's `changes` when its neighbours were last checked against its extent (its
+        // record's size): while the count has not moved, it may come back at no larger a size
+        // without looking at them again (0: never).
+        uint32_t checked = 0;
 
-        explicit Slot(const AllocationRecord &r) { hold(r); }
-        void hold(const AllocationRecord &r) noexcept
+        explicit Slot(const AllocationRecord &r) { hold(r, r.raw, r.base); }
+        void hold(const AllocationRecord &r, void *raw, void *base) noexcept
         {
             record = r;
+            record.raw = raw;
+            record.base = base;
             live = true;
             tagged = r.tag[0] != '\0';
         }
@@ -168,6 +183,21 @@ private:
         NodeFreeList nodes; // before `slots`: outlives the map's own teardown
         SlotMap slots{NodeRecycler<std::pair<const uintptr_t, Slot>>(&nodes)}; // keyed by base, live and dead
         size_t live = 0, dead = 0;
+        // Nodes added to or erased from `slots`, counted: what a revival's neighbours depend on
+        // (a live node reaching into its range, a dead one inside it) changes only with it.
+        // Never 0, so that 0 is no slot's check.
+        uint32_t changes = 1;
+        void changed() noexcept
+        {
+            if (++changes == 0) [[unlikely]] { // after 2^32 changes: no slot's check may match again
+                for (auto &node : slots)
+                    node.second.checked = 0;
+                changes = 1;
+            }
+        }
+        // Whether a dead slot at `it` may come back reaching to `end`: nothing live before it
+        // reaches in, and nothing (dead or live) lies inside.
+        bool room(SlotMap::const_iterator it, uintptr_t end) const noexcept;
         // A ring of recent frees, read only when a free finds no live allocation: a base that
         // is live again is found in `slots` first, so the ring needs no upkeep on insert and
         // the free path allocates nothing for it.
@@ -197,7 +227,7 @@ private:
         return static_cast<size_t>((Index::granule_of(base) * 0x9E3779B97F4A7C15ull) >> 58); // 64 shards
     }
     void insert_new(Shard &s, const AllocationRecord &record); // under s's lock: not a revival
-    Removal remove_other(Shard &s, uintptr_t a, AllocationRecord *out); // not a live base
+    Removed remove_other(Shard &s, uintptr_t a); // not a live base
     // A new node (or one going away): its bucket entry, and its covers when it spans granules.
     SlotMap::iterator add_node(Shard &s, SlotMap::iterator hint, const AllocationRecord &record);
     SlotMap::iterator erase_node(Shard &s, SlotMap::iterator it);

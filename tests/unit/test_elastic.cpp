@@ -247,8 +247,7 @@ struct Rig {
     }
     void free(char *p)
     {
-        AllocationRecord r;
-        registry.remove(p, &r);
+        registry.remove(p);
         space->release(p);
     }
 };

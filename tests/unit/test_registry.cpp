@@ -25,6 +25,13 @@ AllocationRecord record(uintptr_t base, size_t size)
     return r;
 }
 void *at(uintptr_t a) { return reinterpret_cast<void *>(a); }
+// remove(), keeping the record it returns in `out`.
+AllocationRegistry::Removal take(AllocationRegistry &reg, void *p, AllocationRecord &out)
+{
+    auto [how, r] = reg.remove(p);
+    out = r;
+    return how;
+}
 // One of two self-consistent records of one base for the torn-read tests: its size (`size`
 // or twice it), device, advice and every byte of its tag say which version it is.
 AllocationRecord version_of(uintptr_t base, size_t size, int v)
@@ -53,7 +60,7 @@ template <typename Read> void while_reviving(AllocationRegistry &reg, uintptr_t 
     std::atomic<bool> stop{false};
     std::thread writer([&] {
         for (int k = 0; !stop.load(); ++k) {
-            REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+            REQUIRE(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
             reg.insert(version_of(base, size, k % 2));
         }
     });
@@ -96,7 +103,7 @@ TEST_CASE("registry prefetches are only loads: any address, live, freed, never i
     reg.insert(record(0x20000, 0x1000));
     CHECK(reg.find(at(0x20010))->base == at(0x20000)); // a page hint now names it
     AllocationRecord out;
-    CHECK(reg.remove(at(0x20000), &out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x20000), out) == AllocationRegistry::Removal::removed);
     for (uintptr_t a : {uintptr_t{0x10000}, uintptr_t{0x20010}, uintptr_t{0x30000}, ~uintptr_t{0}}) {
         reg.prefetch_hints(at(a));
     }
@@ -131,15 +138,15 @@ TEST_CASE("registry removal tells interior pointers, double frees and wild point
     AllocationRegistry reg;
     reg.insert(record(0x10000, 0x100));
     AllocationRecord out;
-    CHECK(reg.remove(at(0x10010), &out) == AllocationRegistry::Removal::interior);
+    CHECK(take(reg, at(0x10010), out) == AllocationRegistry::Removal::interior);
     CHECK(out.base == at(0x10000));
     CHECK(reg.live_count() == 1); // an interior free removes nothing
-    CHECK(reg.remove(at(0x10000), &out) == AllocationRegistry::Removal::removed);
-    CHECK(reg.remove(at(0x10000), &out) == AllocationRegistry::Removal::already_freed);
-    CHECK(reg.remove(at(0x90000), &out) == AllocationRegistry::Removal::unknown);
+    CHECK(take(reg, at(0x10000), out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x10000), out) == AllocationRegistry::Removal::already_freed);
+    CHECK(take(reg, at(0x90000), out) == AllocationRegistry::Removal::unknown);
     // The address comes back from the runtime: freeing it again is legitimate.
     reg.insert(record(0x10000, 0x80));
-    CHECK(reg.remove(at(0x10000), &out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x10000), out) == AllocationRegistry::Removal::removed);
 }
 
 TEST_CASE("registry rejects a base that is already live as an internal error")
@@ -173,16 +180,16 @@ TEST_CASE("freed allocations never shadow live ones, whatever reuses their addre
     reg.insert(record(0x40000, 0x100));
     reg.insert(record(0x40100, 0x100));
     AllocationRecord out;
-    CHECK(reg.remove(at(0x40000), &out) == AllocationRegistry::Removal::removed);
-    CHECK(reg.remove(at(0x40100), &out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x40000), out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x40100), out) == AllocationRegistry::Removal::removed);
     CHECK_FALSE(reg.find(at(0x40180)).has_value());
     reg.insert(record(0x3ff00, 0x1000)); // over both freed bases
     CHECK(reg.find(at(0x40180))->base == at(0x3ff00));
     CHECK(reg.find(at(0x40000))->base == at(0x3ff00));
-    CHECK(reg.remove(at(0x40100), &out) == AllocationRegistry::Removal::interior);
+    CHECK(take(reg, at(0x40100), out) == AllocationRegistry::Removal::interior);
     CHECK(out.base == at(0x3ff00));
     // The same base again, now smaller: nothing of the old size survives.
-    CHECK(reg.remove(at(0x3ff00), &out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x3ff00), out) == AllocationRegistry::Removal::removed);
     reg.insert(record(0x3ff00, 0x100));
     CHECK(reg.find(at(0x3ff00))->size == 0x100);
     CHECK_FALSE(reg.find(at(0x40000)).has_value());
@@ -194,9 +201,38 @@ TEST_CASE("freed allocations never shadow live ones, whatever reuses their addre
     // A live allocation overlapping a freed one's old range is no conflict; a live one is.
     CHECK_THROWS_AS(reg.insert(record(0x3ff80, 0x100)), tidal::Error);
     CHECK(reg.live_count() == 1);
-    CHECK(reg.remove(at(0x3ff00), &out) == AllocationRegistry::Removal::removed);
-    CHECK(reg.remove(at(0x3ff00), &out) == AllocationRegistry::Removal::already_freed);
+    CHECK(take(reg, at(0x3ff00), out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x3ff00), out) == AllocationRegistry::Removal::already_freed);
     CHECK(reg.live_count() == 0);
+}
+
+TEST_CASE("a freed block coming back checks its neighbours again once its shard changed or it grew")
+{
+    using R = AllocationRegistry::Removal;
+    AllocationRegistry reg;
+    // Checked in its first life, freed, then its shard gains a node inside its old range (one
+    // 64 KiB granule: one shard). Revived at the same size, it must see it.
+    reg.insert(record(0x70000, 0x1000));
+    REQUIRE(reg.remove(at(0x70000)).how == R::removed);
+    reg.insert(record(0x70800, 0x100)); // no conflict while the block is dead
+    CHECK_THROWS_AS(reg.insert(record(0x70000, 0x1000)), tidal::Error);
+    CHECK(reg.find(at(0x70880))->base == at(0x70800));
+    REQUIRE(reg.remove(at(0x70800)).how == R::removed);
+    reg.insert(record(0x70000, 0x1000)); // and takes over the node now dead inside it
+    CHECK(reg.find(at(0x70880))->base == at(0x70000));
+    CHECK(reg.remove(at(0x70800)).how == R::interior);
+    // Nothing changed in its shard, but it comes back larger, into a live neighbour.
+    reg.insert(record(0x80000, 0x100));
+    reg.insert(record(0x80100, 0x100));
+    for (int life = 0; life < 3; ++life) { // at its checked size, again and again
+        REQUIRE(reg.remove(at(0x80000)).how == R::removed);
+        reg.insert(record(0x80000, life == 1 ? 0x80 : 0x100));
+    }
+    REQUIRE(reg.remove(at(0x80000)).how == R::removed);
+    CHECK_THROWS_AS(reg.insert(record(0x80000, 0x200)), tidal::Error);
+    CHECK(reg.find(at(0x80180))->base == at(0x80100));
+    CHECK_NOTHROW(reg.insert(record(0x80000, 0x100)));
+    CHECK(reg.live_count() == 3);
 }
 
 TEST_CASE("a vacancy ends at the next live allocation, not at a freed base kept for revival")
@@ -205,11 +241,11 @@ TEST_CASE("a vacancy ends at the next live allocation, not at a freed base kept 
     AllocationRecord out;
     reg.insert(record(0x50000, 0x100));
     reg.insert(record(0x60000, 0x100));
-    CHECK(reg.remove(at(0x50000), &out) == AllocationRegistry::Removal::removed); // its node stays, dead
+    CHECK(take(reg, at(0x50000), out) == AllocationRegistry::Removal::removed); // its node stays, dead
     AllocationRegistry::Vacancy v;
     CHECK_FALSE(reg.find(at(0x4f000), &v).has_value());
     CHECK(v.end == 0x60000); // copies refuse a range that runs into v.end: a dead node must not end it
-    CHECK(reg.remove(at(0x60000), &out) == AllocationRegistry::Removal::removed);
+    CHECK(take(reg, at(0x60000), out) == AllocationRegistry::Removal::removed);
     CHECK_FALSE(reg.find(at(0x4f000), &v).has_value());
     CHECK(v.end == UINTPTR_MAX);
 }
@@ -221,20 +257,20 @@ TEST_CASE("a freed base revived with a larger size takes over the freed blocks i
     for (uintptr_t i = 0; i < 4096; ++i)
         reg.insert(record(0x100000 + i * 0x100, 0x100));
     for (uintptr_t i = 0; i < 4096; ++i)
-        CHECK(reg.remove(at(0x100000 + i * 0x100), nullptr) == AllocationRegistry::Removal::removed);
+        CHECK(reg.remove(at(0x100000 + i * 0x100)).how == AllocationRegistry::Removal::removed);
     // Used once more at its old size, so the registry's exact-base hint points at its node...
     reg.insert(record(0x100000, 0x100));
-    CHECK(reg.remove(at(0x100000), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(0x100000)).how == AllocationRegistry::Removal::removed);
     reg.insert(record(0x100000, 4096 * 0x100)); // ...then again, over all the others
     for (uintptr_t i = 0; i < 4096; i += 97) {
         const auto r = reg.find(at(0x100000 + i * 0x100 + 0x80));
         REQUIRE(r.has_value());
         CHECK(r->base == at(0x100000));
     }
-    CHECK(reg.remove(at(0x100100), nullptr) == AllocationRegistry::Removal::interior);
+    CHECK(reg.remove(at(0x100100)).how == AllocationRegistry::Removal::interior);
     CHECK(reg.live_count() == 1);
     // Freed again and revived at its old small size: the rest of the range is free once more.
-    CHECK(reg.remove(at(0x100000), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(0x100000)).how == AllocationRegistry::Removal::removed);
     reg.insert(record(0x100000, 0x100));
     CHECK(reg.find(at(0x100080))->size == 0x100);
     CHECK_FALSE(reg.find(at(0x100180)).has_value());
@@ -252,7 +288,7 @@ TEST_CASE("registry stays exact over many distinct bases freed and reused")
         for (uintptr_t i = 0; i < 4000; ++i)
             reg.insert(record(0x1000000 + (round * 4000 + i) * 0x1000, 0x800));
         for (uintptr_t i = 0; i < 4000; i += 2)
-            CHECK(reg.remove(at(0x1000000 + (round * 4000 + i) * 0x1000), nullptr) ==
+            CHECK(reg.remove(at(0x1000000 + (round * 4000 + i) * 0x1000)).how ==
                   AllocationRegistry::Removal::removed);
     }
     CHECK(reg.live_count() == 8 * 2000);
@@ -286,7 +322,7 @@ TEST_CASE("registry is consistent under concurrent insert, find and remove")
                 auto found = reg.find(at(base + 0x7f));
                 REQUIRE(found.has_value());
                 REQUIRE(found->base == at(base));
-                REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+                REQUIRE(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
             }
         });
     for (auto &th : threads)
@@ -341,7 +377,7 @@ TEST_CASE("index: a huge allocation is found from every granule it spans")
     CHECK(found_base(reg, base + size) == at(base + size));
     CHECK(found_base(reg, base - 1) == at(base - 0x100));
     // Gone: nothing is found in it, and its covers no longer name anything live.
-    CHECK(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
     for (uintptr_t off : {uintptr_t{1}, kGranule, 3 * kMid, 5 * kLeaf + 7, size - 1})
         CHECK(found_base(reg, base + off) == nullptr);
     AllocationRegistry::Vacancy v;
@@ -362,7 +398,7 @@ TEST_CASE("index: small allocations sharing a granule, some freed")
     for (uintptr_t i = 0; i < kGranule / 0x100; ++i)
         reg.insert(record(g + i * 0x100, 0xc0));
     for (uintptr_t i = 0; i < kGranule / 0x100; i += 3)
-        CHECK(reg.remove(at(g + i * 0x100), nullptr) == AllocationRegistry::Removal::removed);
+        CHECK(reg.remove(at(g + i * 0x100)).how == AllocationRegistry::Removal::removed);
     for (uintptr_t i = 0; i < kGranule / 0x100; ++i) {
         const bool live = i % 3 != 0;
         CHECK(found_base(reg, g + i * 0x100 + 0xbf) == (live ? at(g + i * 0x100) : nullptr));
@@ -381,11 +417,11 @@ TEST_CASE("index: a freed base revived larger is found in the granules it now sp
     AllocationRegistry reg;
     const uintptr_t base = 0x7f3400000000;
     reg.insert(record(base, 0x100));
-    CHECK(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
     reg.insert(record(base, 0x100000)); // the pool's way: the same base back, now 1 MiB (16 granules)
     CHECK(found_base(reg, base + 0x80000) == at(base));
     CHECK(found_base(reg, base + 0xfffff) == at(base));
-    CHECK(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    CHECK(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
     CHECK(found_base(reg, base + 0x80000) == nullptr);
     reg.insert(record(base, 0x80)); // and small again
     CHECK(found_base(reg, base + 0x7f) == at(base));
@@ -434,7 +470,7 @@ void agree_with_model(uint64_t seed, uintptr_t region, uintptr_t span, const std
             bases.push_back(b);
         } else if (op < 5) {
             auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
-            REQUIRE(reg.remove(at(it->first), nullptr) == AllocationRegistry::Removal::removed);
+            REQUIRE(reg.remove(at(it->first)).how == AllocationRegistry::Removal::removed);
             live.erase(it);
         } else {
             auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
@@ -478,7 +514,7 @@ TEST_CASE("index: concurrent lookups of interior pointers while other threads al
             const uintptr_t mine = region + 0x100000000 * (t + 1);
             for (uintptr_t i = 0; !stop.load(); i = (i + 1) % 512) {
                 reg.insert(record(mine + i * 0x3000, 0x2000 + (i % 3) * 0x10000)); // some span granules
-                REQUIRE(reg.remove(at(mine + i * 0x3000), nullptr) == AllocationRegistry::Removal::removed);
+                REQUIRE(reg.remove(at(mine + i * 0x3000)).how == AllocationRegistry::Removal::removed);
             }
         });
     for (uintptr_t i = 0; i < 200000; ++i) {
@@ -503,7 +539,7 @@ TEST_CASE("a large block revived at the same size finds its covers again, even a
     CHECK(reg.find(at(y + (5u << 20)))->base == at(y));
     // The same block again and again (what a pool does): its covers are still its own.
     for (int i = 0; i < 3; ++i) {
-        CHECK(reg.remove(at(y), &out) == AllocationRegistry::Removal::removed);
+        CHECK(take(reg, at(y), out) == AllocationRegistry::Removal::removed);
         reg.insert(record(y, size));
         CHECK(reg.find(at(y + size - 1))->base == at(y));
     }
@@ -512,11 +548,11 @@ TEST_CASE("a large block revived at the same size finds its covers again, even a
     // does not see W's dead node and must not trust the covers W overwrote.
     for (uintptr_t g = 1; g <= 64; ++g) {
         CAPTURE(g);
-        CHECK(reg.remove(at(y), &out) == AllocationRegistry::Removal::removed);
+        CHECK(take(reg, at(y), out) == AllocationRegistry::Removal::removed);
         const uintptr_t w = y + g * 0x10000;
         reg.insert(record(w, 4u << 20));
         CHECK(reg.find(at(w + (1u << 20)))->base == at(w));
-        CHECK(reg.remove(at(w), &out) == AllocationRegistry::Removal::removed);
+        CHECK(take(reg, at(w), out) == AllocationRegistry::Removal::removed);
         reg.insert(record(y, size));
         CHECK(reg.find(at(w + (1u << 20)))->base == at(y));
         CHECK(reg.find(at(y + size - 1))->base == at(y));
@@ -575,7 +611,7 @@ TEST_CASE("index: readers writing page hints while a writer frees, revives and r
             const bool quarter = k % 3 == 0;
             const uintptr_t at_b = quarter ? b + page / 4 : b;
             reg.insert(record(at_b, quarter ? page / 4 : page >> (k % 2)));
-            REQUIRE(reg.remove(at(at_b), nullptr) == AllocationRegistry::Removal::removed);
+            REQUIRE(reg.remove(at(at_b)).how == AllocationRegistry::Removal::removed);
         }
     });
     std::vector<std::thread> readers;
@@ -875,7 +911,7 @@ TEST_CASE("registry find_head: a declaration's lookup fills the record's head, t
     AllocationRecord r;
     CHECK_FALSE(reg.find_head(at(page + 0x300), r)); // one past the last block
     CHECK_FALSE(reg.find_head(at(0x1000), r));       // never indexed
-    REQUIRE(reg.remove(at(page + 0x100), nullptr) == AllocationRegistry::Removal::removed);
+    REQUIRE(reg.remove(at(page + 0x100)).how == AllocationRegistry::Removal::removed);
     CHECK_FALSE(reg.find_head(at(page + 0x180), r)); // freed: its hint names a dead node
     CHECK(reg.find_head(at(page + 0x280), r));
     CHECK(r.base == at(page + 0x200));
@@ -907,7 +943,7 @@ TEST_CASE("registry describe: a pointer query's lookup fills the head and the ta
         CHECK(r.hints == 0x8u);
     }
     // A freed and revived base takes the new record's tag, or its lack.
-    REQUIRE(reg.remove(at(page), nullptr) == AllocationRegistry::Removal::removed);
+    REQUIRE(reg.remove(at(page)).how == AllocationRegistry::Removal::removed);
     reg.insert(record(page, 0x100));
     AllocationRecord r;
     std::memset(r.tag, 'x', sizeof r.tag);
@@ -938,7 +974,7 @@ TEST_CASE("index: a page hint's copy of the head stays true through advice, a fr
         REQUIRE(reg.describe(at(base + off), out));
         CHECK(out.advice == 0x6u);
     }
-    REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+    REQUIRE(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
     CHECK_FALSE(reg.find_head(at(base + 0x2100), out)); // its hints went with it
     CHECK_FALSE(reg.describe(at(base + 0x10), out));
     AllocationRecord smaller = record(base, 0x1000); // revived in place, one page, elsewhere
@@ -1024,7 +1060,7 @@ TEST_CASE("index: a block over several pages is found in every page through each
                 REQUIRE(reg.describe(at(base + off), out));
                 CHECK(out.device == life);
             }
-        REQUIRE(reg.remove(at(base), nullptr) == AllocationRegistry::Removal::removed);
+        REQUIRE(reg.remove(at(base)).how == AllocationRegistry::Removal::removed);
         for (uintptr_t off : offsets) {
             CHECK_FALSE(reg.find_head(at(base + off), out));
             CHECK_FALSE(reg.describe(at(base + off), out));
