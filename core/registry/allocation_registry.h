@@ -17,7 +17,8 @@
 // A freed allocation's map node stays behind, marked dead, so that the next allocation at the
 // same base (a pool hands the block just freed to the next request) revives it in place: no
 // tree rebalancing, no node, and no bucket update on either path, which was a third of a
-// tidal_alloc+tidal_free pair; the index changes only when a node comes or goes, or when a
+// tidal_alloc+tidal_free pair, and no look at its neighbours unless the shard's nodes changed
+// since they were last checked or it comes back larger (Shard::changes); the index changes only when a node comes or goes, or when a
 // revived allocation spans granules (its covers are written again); a free clears the hints
 // naming its node and a revival names it again in its first page (a copy of the head is only
 // true while the allocation lives). Dead nodes never hide a live allocation of their shard: an
