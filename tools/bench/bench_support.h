@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,15 @@ inline std::FILE *open_output(const char *program, const std::string &name)
     return f;
 }
 
+// Of an even count, the mean of the two middle values (it took the upper one until 2026-12-03);
+// "nan" in a table when nothing was measured.
 inline double median(std::vector<double> v)
 {
+    if (v.empty())
+        return std::numeric_limits<double>::quiet_NaN();
     std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // "4096", "4KiB", "1.5MiB", "1GiB"; 0 for an unknown unit.
