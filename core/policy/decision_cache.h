@@ -30,7 +30,7 @@ public:
     // Opaque to the cache: set by the owner after a decision served once; null until then.
     // For tidal_alloc, the pool and the record of the first allocation the decision served: a
     // repeat records the same but for its address, and copies it, where building one (zeroed,
-    // then filled from the decision) was a twentieth of an alloc+free pair.
+    // then filled from the decision) was 40 of an alloc+free pair's 638 instructions.
     struct Route {
         void *target = nullptr;
         AllocationRecord record;
