@@ -191,10 +191,6 @@ public:
             push_hint(g->pages[p], item, fill);
         while (++p <= last);
     }
-    void hint(uintptr_t base, size_t size, T *item, const Head &head = {}) noexcept
-    {
-        hint(base, size, item, [&head](Head &h) { h = head; });
-    }
     // The pages of [base, base + size) in base's granule, as a mask (bit p: page p).
     static uint32_t pages_of(uintptr_t base, size_t size) noexcept
     {
@@ -271,10 +267,6 @@ public:
         }
         std::atomic_ref(hints[0].item).store(item, std::memory_order_relaxed);
         fill(hints[0].head);
-    }
-    static void push_hint(Hint *hints, T *item, const Head &head = {}) noexcept
-    {
-        push_hint(hints, item, [&head](Head &h) { h = head; });
     }
 
     // The bases that may contain `a` from an earlier granule: granule, 16 MiB block, 4 GiB block.

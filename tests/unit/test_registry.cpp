@@ -25,6 +25,12 @@ AllocationRecord record(uintptr_t base, size_t size)
     return r;
 }
 void *at(uintptr_t a) { return reinterpret_cast<void *>(a); }
+// A fill for AddressIndex::hint and push_hint that writes `head` (the registry's fills copy a
+// slot's record).
+template <typename Head = tidal::NoHead> auto head(Head h = {})
+{
+    return [h](Head &out) { out = h; };
+}
 // remove(), keeping the record it returns in `out`.
 AllocationRegistry::Removal take(AllocationRegistry &reg, void *p, AllocationRecord &out)
 {
@@ -571,18 +577,18 @@ TEST_CASE("index: page hints name an item in the pages of its base's granule onl
     REQUIRE(first != nullptr);
     REQUIRE(second != nullptr);
     CHECK(index.find_granule(g + kLeaf) == nullptr); // no leaf there: nothing made
-    index.hint(g + 0x800, 0x2000, &a); // pages 0, 1 and 2, the last one partly
+    index.hint(g + 0x800, 0x2000, &a, head()); // pages 0, 1 and 2, the last one partly
     CHECK(first->pages[0][0].item == &a);
     CHECK(first->pages[1][0].item == &a);
     CHECK(first->pages[2][0].item == &a);
     CHECK(first->pages[3][0].item == nullptr);
-    index.hint(g + kGranule - 0x1800, kGranule, &b); // into the next granule: its own pages only
+    index.hint(g + kGranule - 0x1800, kGranule, &b, head()); // into the next granule: its own pages only
     CHECK(first->pages[Index::kPages - 2][0].item == &b);
     CHECK(first->pages[Index::kPages - 1][0].item == &b);
     for (auto &hints : second->pages)
         for (const Index::Hint &h : hints)
             CHECK(h.item == nullptr);
-    index.hint(g + 3 * page, 1, &c); // one byte: one page
+    index.hint(g + 3 * page, 1, &c, head()); // one byte: one page
     CHECK(first->pages[3][0].item == &c);
     CHECK(first->pages[4][0].item == nullptr);
     CHECK(Index::page_of(g + kGranule - 1) == Index::kPages - 1);
@@ -833,17 +839,17 @@ TEST_CASE("index: a page keeps its two newest hints, and forgetting an item clea
     index.bucket(g);
     Index::Granule *first = index.find_granule(g);
     REQUIRE(first != nullptr);
-    index.hint(g, 0x80, &a);
-    index.hint(g + 0x80, 0x40, &b);
+    index.hint(g, 0x80, &a, head());
+    index.hint(g + 0x80, 0x40, &b, head());
     CHECK(first->pages[0][0].item == &b);
     CHECK(first->pages[0][1].item == &a);
-    Index::push_hint(first->pages[0], &b); // already the newest: nothing moves
+    Index::push_hint(first->pages[0], &b, head()); // already the newest: nothing moves
     CHECK(first->pages[0][0].item == &b);
     CHECK(first->pages[0][1].item == &a);
-    Index::push_hint(first->pages[0], &a); // found again: newest, b kept
+    Index::push_hint(first->pages[0], &a, head()); // found again: newest, b kept
     CHECK(first->pages[0][0].item == &a);
     CHECK(first->pages[0][1].item == &b);
-    index.hint(g + 0xc0, 0x40, &c); // a third: the oldest (b) goes
+    index.hint(g + 0xc0, 0x40, &c, head()); // a third: the oldest (b) goes
     CHECK(first->pages[0][0].item == &c);
     CHECK(first->pages[0][1].item == &a);
     index.forget_hints(g, &a);
@@ -1011,8 +1017,8 @@ TEST_CASE("index: each_hint reaches the item's hints in its pages only, and an e
     index.bucket(g);
     Index::Granule *first = index.find_granule(g);
     REQUIRE(first != nullptr);
-    index.hint(g, 2 * page, &a, Head{{}, 1});
-    index.hint(g + 2 * page - 0x100, 0x200, &b, Head{{}, 7}); // shares page 1 with a, reaches page 2
+    index.hint(g, 2 * page, &a, head(Head{{}, 1}));
+    index.hint(g + 2 * page - 0x100, 0x200, &b, head(Head{{}, 7})); // shares page 1 with a, reaches page 2
     CHECK(first->pages[1][0].item == &b);
     CHECK(first->pages[1][1].item == &a);
     CHECK(first->pages[1][1].head.version == 1);
@@ -1030,11 +1036,11 @@ TEST_CASE("index: each_hint reaches the item's hints in its pages only, and an e
     CHECK(first->pages[1][1].item == nullptr);
     CHECK(first->pages[1][0].item == &b);
     Index::clear_hint(first->pages[1][0]);
-    index.hint(g + page, 0x10, &a, Head{{}, 3}); // the newest place is empty: nothing shifts
+    index.hint(g + page, 0x10, &a, head(Head{{}, 3})); // the newest place is empty: nothing shifts
     CHECK(first->pages[1][0].item == &a);
     CHECK(first->pages[1][0].head.version == 3);
     CHECK(first->pages[1][1].item == nullptr);
-    Index::push_hint(first->pages[1], &a, Head{{}, 4}); // named already: its head rewritten in place
+    Index::push_hint(first->pages[1], &a, head(Head{{}, 4})); // named already: its head rewritten in place
     CHECK(first->pages[1][0].head.version == 4);
     CHECK(first->pages[1][1].item == nullptr);
 }
