@@ -167,7 +167,7 @@ public:
         return page_of(granule_of(base + size - 1) == granule_of(base) ? base + size - 1 : base | (kGranule - 1));
     }
     // Starts loading a's page hints, both lines (a caller with many addresses to look up, some
-    // steps ahead): all a query through a hint reads of the index and of the item.
+    // steps ahead): all a lookup through a hint reads, as each hint carries its item's head.
     void prefetch_hints(uintptr_t a) const noexcept
     {
         if (const Hint *h = page_hints(a)) {
@@ -209,7 +209,7 @@ public:
     // Whether [base, base + size) lies in one page (then its hints are one page's).
     static bool one_page(uintptr_t base, size_t size) noexcept { return (base & (kPage - 1)) + size <= kPage; }
     // The hints of a's page, or nullptr where nothing was ever indexed (under the owning
-    // shard's lock).
+    // shard's lock, or read as a sequence-lock reader).
     Hint *page_hints(uintptr_t a) const noexcept
     {
         // The leaf's granules are its pages' hints one after the other: a's are at its page
@@ -296,7 +296,6 @@ public:
     }
 
 private:
-
     static constexpr unsigned kLeafShift = kGranuleBits + kLeafBits;
     static constexpr uintptr_t kLeafAddressMask = (uintptr_t{1} << kLeafShift) - 1;
     static constexpr size_t kTopEntries = size_t{1} << (kAddressBits - kLeafShift);

@@ -39,10 +39,11 @@ void AllocationRegistry::fill_head(HintHead &h, const Slot &slot) noexcept
 // not sixteen.
 inline void AllocationRegistry::hint_revived(uintptr_t base, Slot &slot) noexcept
 {
-    // In one page below kLimit is indexable: it ends at or before the page's end.
+    // In one page below kLimit is indexable: it ends at or before the page's end. (Written out
+    // here and in unhint: a helper for it cost the pair 3 instructions, callgrind.)
     if (base < Index::kLimit && Index::one_page(base, slot.record.size)) [[likely]] {
         if (Index::Hint *hints = index_.page_hints(base))
-            Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
+            Index::push_hint(hints, &slot, head_of(slot));
         return;
     }
     hint_revived_pages(base, slot);
@@ -67,7 +68,7 @@ inline void AllocationRegistry::unhint(uintptr_t base, Slot &slot) noexcept
     if (!Index::indexable(base, slot.record.size))
         return;
     if (Index::Hint *hints = index_.page_hints(base)) {
-        Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); });
+        Index::push_hint(hints, &slot, head_of(slot));
         slot.hinted = static_cast<uint16_t>(1u << Index::page_of(base));
     }
 }
@@ -125,11 +126,7 @@ void AllocationRegistry::insert_at(const AllocationRecord &record, void *raw, vo
     const uintptr_t base = addr(record.base);
     const uintptr_t end = base + record.size;
     auto it = s.slots.lower_bound(base);
-    bool overlaps = false;
-    if (it != s.slots.begin()) {
-        const auto prev = std::prev(it);
-        overlaps = prev->second.live && prev->first + prev->second.record.size > base;
-    }
+    bool overlaps = it != s.slots.begin() && Shard::reaches(*std::prev(it), base);
     auto revived = s.slots.end();
     while (!overlaps && it != s.slots.end() && it->first < end) {
         if (it->second.live) {
@@ -173,7 +170,7 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::add_node(Shard &s, Slo
     bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), base,
                                    [](const Index::Member &m, uintptr_t b) { return m.base < b; }),
                   Index::Member{base, &it->second});
-    index_.hint(base, record.size, &it->second, [&it](HintHead &h) { fill_head(h, it->second); }); // every page it covers
+    index_.hint(base, record.size, &it->second, head_of(it->second)); // every page it covers
     it->second.hinted = static_cast<uint16_t>(Index::pages_of(base, record.size));
     if (Index::spans(base, record.size))
         it->second.covered_at = index_spans(base, record.size);
@@ -213,10 +210,7 @@ AllocationRegistry::SlotMap::iterator AllocationRegistry::erase_node(Shard &s, S
 {
     if (const auto next = std::next(it); next != slots.end() && next->first < end)
         return false;
-    if (it == slots.begin())
-        return true;
-    const auto prev = std::prev(it);
-    return !(prev->second.live && prev->first + prev->second.record.size > it->first);
+    return it == slots.begin() || !reaches(*std::prev(it), it->first);
 }
 
 std::optional<AllocationRecord> AllocationRegistry::scan_shards(uintptr_t a, Vacancy *vacancy) const
@@ -286,7 +280,7 @@ AllocationRegistry::Answer AllocationRegistry::lookup(uintptr_t a, AllocationRec
         if (!slot.live)
             continue;
         if (slot.record.contains(reinterpret_cast<const void *>(a))) {
-            Index::push_hint(hints, &slot, [&slot](HintHead &h) { fill_head(h, slot); }); // written under the granule's shard lock, as the bucket is
+            Index::push_hint(hints, &slot, head_of(slot)); // written under the granule's shard lock, as the bucket is
             slot.hinted |= static_cast<uint16_t>(1u << Index::page_of(a));
             *out = slot.record;
             return Answer::found;
@@ -375,11 +369,6 @@ template bool AllocationRegistry::read_hinted<AllocationRegistry::Part::all>(uin
 template bool AllocationRegistry::read_hinted<AllocationRegistry::Part::head>(uintptr_t, AllocationRecord *) const noexcept;
 template bool AllocationRegistry::read_hinted<AllocationRegistry::Part::described>(uintptr_t, AllocationRecord *) const noexcept;
 
-bool AllocationRegistry::find_interior(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
-{
-    return hinted<Part::all>(a, r) || find_locked(a, r, vacancy);
-}
-
 bool AllocationRegistry::find_locked(uintptr_t a, AllocationRecord &r, Vacancy *vacancy) const
 {
     if (unindexed_.load(std::memory_order_relaxed) || a >= Index::kLimit) [[unlikely]]
@@ -421,7 +410,7 @@ bool AllocationRegistry::scan_into(uintptr_t a, AllocationRecord &r, Vacancy *va
 std::optional<AllocationRecord> AllocationRegistry::find(const void *p, Vacancy *vacancy) const
 {
     AllocationRecord r;
-    if (find_interior(addr(p), r, vacancy))
+    if (locate<Part::all>(addr(p), r, vacancy))
         return r;
     return std::nullopt;
 }
@@ -449,7 +438,8 @@ AllocationRegistry::Removed AllocationRegistry::remove(const void *p)
     {
         std::lock_guard lock(s.mutex);
         if (auto it = s.exact(a); it != s.slots.end() && it->second.live) {
-            // Before this node dies, so that the purge leaves it to be copied out below.
+            // Dead nodes outnumbering live ones once this free is done (dead + 1 against live - 1):
+            // purged before this node dies, so that the purge leaves it to be copied out below.
             if (s.dead + 1 > kDeadSlack && s.dead + 1 > s.live - 1) [[unlikely]]
                 purge_dead(s);
             it->second.live = false;
@@ -466,7 +456,7 @@ AllocationRegistry::Removed AllocationRegistry::remove(const void *p)
 // Out of line, so that the free above saves no registers for it.
 [[gnu::noinline]] AllocationRegistry::Removed AllocationRegistry::remove_other(Shard &s, uintptr_t a)
 {
-    if (AllocationRecord r; find_interior(a, r, nullptr))
+    if (AllocationRecord r; locate<Part::all>(a, r, nullptr))
         return {Removal::interior, r};
     std::lock_guard lock(s.mutex);
     return {s.was_freed(a) ? Removal::already_freed : Removal::unknown, {}};

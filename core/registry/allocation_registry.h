@@ -76,8 +76,7 @@ public:
     // record once, where the optional costs a copy more on the way out.
     bool find(const void *p, AllocationRecord &out) const
     {
-        const auto a = reinterpret_cast<uintptr_t>(p);
-        return hinted<Part::all>(a, out) || find_locked(a, out, nullptr);
+        return locate<Part::all>(reinterpret_cast<uintptr_t>(p), out, nullptr);
     }
     // The record's head: base to the end, all but raw, raw_size and the tag (allocation_record.h
     // orders it so). All a declaration reads (RangeOwner), and what a page hint copies, so that
@@ -88,15 +87,13 @@ public:
     // (the rest of `out` is then left as the caller had it); the whole record otherwise.
     bool find_head(const void *p, AllocationRecord &out) const
     {
-        const auto a = reinterpret_cast<uintptr_t>(p);
-        return hinted<Part::head>(a, out) || find_locked(a, out, nullptr);
+        return locate<Part::head>(reinterpret_cast<uintptr_t>(p), out, nullptr);
     }
     // find() for a pointer query: the head and the tag (a node's tag line is read only when
     // the allocation has a tag); raw and raw_size may be left as `out` had them.
     bool describe(const void *p, AllocationRecord &out) const
     {
-        const auto a = reinterpret_cast<uintptr_t>(p);
-        return hinted<Part::described>(a, out) || find_locked(a, out, nullptr);
+        return locate<Part::described>(reinterpret_cast<uintptr_t>(p), out, nullptr);
     }
     // For a caller looking up many addresses in turn: starts loading all that find_head(p) and
     // describe(p) of an untagged allocation read through a page hint (p's page hints, which
@@ -172,6 +169,11 @@ private:
         bool tagged;
     };
     static void fill_head(HintHead &h, const Slot &slot) noexcept;
+    // The fill AddressIndex::hint and push_hint take to name `slot`: its present head.
+    static auto head_of(const Slot &slot) noexcept
+    {
+        return [&slot](HintHead &h) { fill_head(h, slot); };
+    }
     using Index = AddressIndex<Slot, HintHead>;
     // Keep the hints naming `slot` true: once it is revived (live again, named by none), and
     // once it is freed (none may name it after).
@@ -201,6 +203,11 @@ private:
         // Whether a dead slot at `it` may come back reaching to `end`: nothing live before it
         // reaches in, and nothing (dead or live) lies inside.
         bool room(SlotMap::const_iterator it, uintptr_t end) const noexcept;
+        // Whether the node `n`, if live, reaches past `base` (into what starts there).
+        static bool reaches(const SlotMap::value_type &n, uintptr_t base) noexcept
+        {
+            return n.second.live && n.first + n.second.record.size > base;
+        }
         // A ring of recent frees, read only when a free finds no live allocation: a base that
         // is live again is found in `slots` first, so the ring needs no upkeep on insert and
         // the free path allocates nothing for it.
@@ -249,10 +256,15 @@ private:
     Answer check_cover(uintptr_t c, uintptr_t a, AllocationRecord *out, uintptr_t *begin) const;
     // What of the record a page hint's reader copies: all of it, the head, the head and the tag.
     enum class Part { all, head, described };
-    bool find_interior(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const; // the whole record
-    // The lookup through a's page hints, inline in the callers (a query's common case: the call
-    // around the locked steps saved registers for them: 216 instructions a pointer query, 192
-    // inline; callgrind, the simulated device).
+    // Every lookup of an address: through a's page hints, inline in the callers (a query's
+    // common case: the call around the locked steps saved registers for them: 216 instructions
+    // a pointer query, 192 inline; callgrind, the simulated device), else the locked steps.
+    template <Part P> bool locate(uintptr_t a, AllocationRecord &out, Vacancy *vacancy) const
+    {
+        return hinted<P>(a, out) || find_locked(a, out, vacancy);
+    }
+    // The hints' step alone, noexcept: folded into locate(), a declaration's range cost 2
+    // instructions more (callgrind).
     template <Part P> bool hinted(uintptr_t a, AllocationRecord &out) const noexcept
     {
         return !unindexed_.load(std::memory_order_relaxed) && a < Index::kLimit && read_hinted<P>(a, &out);
